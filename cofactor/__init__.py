@@ -1,0 +1,20 @@
+"""cofactor: compile ordinary NumPy code with MLIR, Enzyme-JAX and XLA.
+
+    import numpy as np, cofactor as cf
+    f = cf.jit(lambda x: x @ x + (x @ x).T)
+    f(np.ones((3, 3)))
+"""
+from . import numpy as _numpy_implementations  # noqa: F401  (fills the dispatch registry)
+from .compiler import Compiled, JitFunction, OptimizationWarning, compile, jit
+from .errors import (CofactorError, CompilationError, ConcretizationError, TracingError,
+                     UnsupportedError)
+from .inspect import code_hlo, code_xla
+from .runtime.array import ConcreteArray, to_device
+from .runtime.devices import devices
+from .tracing.array import TracedArray
+
+__all__ = [
+    "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError",
+    "JitFunction", "OptimizationWarning", "TracedArray", "TracingError", "UnsupportedError",
+    "code_hlo", "code_xla", "compile", "devices", "jit", "to_device",
+]

@@ -1,0 +1,126 @@
+"""From a Python function to a callable executable: trace, optimize, compile, cache.
+
+This is the one module that walks the whole pipeline (tracing -> IR ->
+passes -> XLA -> runtime); each step lives in its own layer.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .errors import CompilationError, TracingError
+from .passes import runner
+from .pytree import flatten, unflatten
+from .runtime.array import ConcreteArray
+from .tracing.trace import is_array, trace
+from .xla.executable import Executable
+
+_PIPELINES = {True: "curated", "upstream": "upstream", False: "none"}
+
+
+class OptimizationWarning(UserWarning):
+    """An optimization pipeline failed; the program was compiled without it."""
+
+
+def _pipeline_kind(optimize) -> str:
+    try:
+        return _PIPELINES[optimize]
+    except (KeyError, TypeError):
+        raise ValueError(f"optimize must be True, False or 'upstream', not {optimize!r}") from None
+
+
+def optimize_mlir(text: str, optimize=True) -> str:
+    """Run the optimization pipeline; if it fails, warn and return ``text`` unchanged."""
+    kind = _pipeline_kind(optimize)
+    if kind == "none":
+        return text
+    try:
+        return runner.run(text, kind)
+    except CompilationError as e:
+        warnings.warn(f"cofactor: the {kind} optimization pipeline failed, so this function is compiled "
+                      f"without it. {e.diagnostic.splitlines()[-1] if e.diagnostic else e}",
+                      OptimizationWarning, stacklevel=4)
+        return text
+
+
+def _leaf_key(leaf):
+    if isinstance(leaf, ConcreteArray):
+        return leaf.aval
+    if is_array(leaf):
+        return (tuple(leaf.shape), leaf.dtype.str)
+    try:
+        hash(leaf)
+    except TypeError:
+        raise TracingError(f"an argument of type {type(leaf).__name__} is neither an array nor hashable, "
+                           "so it cannot be a compile-time constant") from None
+    return (type(leaf), leaf)
+
+
+def signature(args, kwargs):
+    """(cache key, array leaves): arrays count by shape and dtype, other leaves by value."""
+    leaves, treedef = flatten((args, kwargs))
+    key = (treedef, tuple(_leaf_key(leaf) for leaf in leaves))
+    return key, [leaf for leaf in leaves if is_array(leaf)]
+
+
+class Compiled:
+    """A function compiled for one signature; call it with arguments of that signature."""
+
+    def __init__(self, fn, args, kwargs=None, *, optimize=True):
+        kwargs = kwargs or {}
+        self.fn = fn
+        self.optimize = optimize
+        self.key, _ = signature(args, kwargs)
+        self.trace = trace(fn, args, kwargs)
+        self.raw_mlir = str(self.trace.module)
+        self.mlir = optimize_mlir(self.raw_mlir, optimize)
+        self.executable = Executable(self.mlir, self.trace.out_types)
+
+    def call_leaves(self, arrays):
+        outputs = self.executable([self.executable.to_buffer(x) for x in arrays])
+        return unflatten(self.trace.out_treedef, [ConcreteArray(b) for b in outputs])
+
+    def __call__(self, *args, **kwargs):
+        key, arrays = signature(args, kwargs)
+        if key != self.key:
+            raise TypeError(f"this function was compiled for other arguments: {self.key[1]} "
+                            f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
+        return self.call_leaves(arrays)
+
+    def xla_hlo(self) -> str:
+        return self.executable.hlo_text()
+
+
+def compile(fn, *args, optimize=True, **kwargs) -> Compiled:
+    """Trace ``fn`` on these arguments and compile it ahead of time."""
+    return Compiled(fn, args, kwargs, optimize=optimize)
+
+
+class JitFunction:
+    """``fn`` compiled on first call for each new signature, then served from a cache."""
+
+    def __init__(self, fn, optimize=True):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.optimize = optimize
+        self.cache: dict = {}
+
+    def __call__(self, *args, **kwargs):
+        key, arrays = signature(args, kwargs)
+        compiled = self.cache.get(key)
+        if compiled is None:
+            compiled = self.cache[key] = Compiled(self.fn, args, kwargs, optimize=self.optimize)
+        return compiled.call_leaves(arrays)
+
+    def lower(self, *args, **kwargs) -> Compiled:
+        key, _ = signature(args, kwargs)
+        if key not in self.cache:
+            self.cache[key] = Compiled(self.fn, args, kwargs, optimize=self.optimize)
+        return self.cache[key]
+
+
+def jit(fn=None, *, optimize=True):
+    """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``."""
+    if fn is None:
+        return lambda f: JitFunction(f, optimize)
+    return JitFunction(fn, optimize)

@@ -1,0 +1,20 @@
+"""Looking at what cofactor generates: StableHLO before and after optimization, and XLA's HLO."""
+from __future__ import annotations
+
+from .compiler import Compiled, optimize_mlir
+from .passes import runner
+from .tracing.trace import trace
+
+
+def code_hlo(fn, *args, optimize=True, **kwargs) -> str:
+    """StableHLO of ``fn`` on these arguments: after the optimization pipeline, or the raw
+    trace with ``optimize=False`` (pretty-printed by MLIR)."""
+    raw = str(trace(fn, args, kwargs).module)
+    if optimize is False:
+        return runner.run(raw, "none")
+    return optimize_mlir(raw, optimize)
+
+
+def code_xla(fn, *args, optimize=True, **kwargs) -> str:
+    """XLA's optimized HLO module for ``fn`` on these arguments."""
+    return Compiled(fn, args, kwargs, optimize=optimize).xla_hlo()

@@ -1,0 +1,247 @@
+"""Builders for StableHLO (and CHLO) ops, with shape and type inference.
+
+Every builder takes and returns ``Value``s and appends to the current
+insertion point.  Builders check what StableHLO requires (equal shapes for
+elementwise ops, valid dimensions); NumPy semantics such as broadcasting and
+promotion are the tracing layer's job, not this one's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Block, Region, Value, emit, insertion_point
+from .types import TensorType, element_type
+
+
+def _i64_array(values) -> str:
+    values = [int(v) for v in values]
+    return "array<i64: " + ", ".join(map(str, values)) + ">" if values else "array<i64>"
+
+
+def _i64_list(values) -> str:
+    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+
+
+def _bool_array(values) -> str:
+    return "array<i1: " + ", ".join("true" if v else "false" for v in values) + ">"
+
+
+def _same_shapes(name, values):
+    shapes = {v.shape for v in values}
+    if len(shapes) != 1:
+        raise ValueError(f"{name}: operand shapes differ: {[v.shape for v in values]}")
+
+
+# --- constants and generators -------------------------------------------------
+
+def dense_attr(array: np.ndarray) -> str:
+    """A ``dense<...>`` attribute holding ``array`` (hex, splat when uniform)."""
+    array = np.asarray(array)
+    little = array.astype(array.dtype.newbyteorder("<"), copy=False)
+    flat = little.reshape(-1)
+    if flat.size > 1 and np.all(flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)):
+        flat = flat[:1]
+    data = np.ascontiguousarray(flat).tobytes().hex()
+    return f'dense<"0x{data}"> : {TensorType(array.shape, array.dtype).mlir()}'
+
+
+def constant(array) -> Value:
+    array = np.asarray(array)
+    return emit("stablehlo.constant", [], [TensorType(array.shape, array.dtype)],
+                {"value": dense_attr(array)})[0]
+
+
+def iota(shape, dtype, dimension: int) -> Value:
+    return emit("stablehlo.iota", [], [TensorType(shape, dtype)],
+                {"iota_dimension": f"{int(dimension)} : i64"})[0]
+
+
+# --- elementwise ----------------------------------------------------------------
+
+def unary(name: str, x: Value, dtype=None) -> Value:
+    """An elementwise op with one operand, e.g. ``unary("stablehlo.sine", x)``."""
+    return emit(name, [x], [x.type.with_dtype(dtype if dtype is not None else x.dtype)])[0]
+
+
+def binary(name: str, x: Value, y: Value) -> Value:
+    _same_shapes(name, [x, y])
+    if x.dtype != y.dtype:
+        raise TypeError(f"{name}: operand dtypes differ: {x.dtype} vs {y.dtype}")
+    return emit(name, [x, y], [x.type])[0]
+
+
+def compare(x: Value, y: Value, direction: str, compare_type: str) -> Value:
+    """``direction`` is EQ/NE/LT/LE/GT/GE; ``compare_type`` FLOAT/TOTALORDER/SIGNED/UNSIGNED."""
+    _same_shapes("compare", [x, y])
+    return emit("stablehlo.compare", [x, y], [x.type.with_dtype(np.bool_)], {
+        "comparison_direction": f"#stablehlo<comparison_direction {direction}>",
+        "compare_type": f"#stablehlo<comparison_type {compare_type}>",
+    })[0]
+
+
+def select(pred: Value, on_true: Value, on_false: Value) -> Value:
+    _same_shapes("select", [pred, on_true, on_false])
+    return emit("stablehlo.select", [pred, on_true, on_false], [on_true.type])[0]
+
+
+def convert(x: Value, dtype) -> Value:
+    if np.dtype(dtype) == x.dtype:
+        return x
+    return emit("stablehlo.convert", [x], [x.type.with_dtype(dtype)])[0]
+
+
+def bitcast_convert(x: Value, dtype) -> Value:
+    if np.dtype(dtype).itemsize != x.dtype.itemsize:
+        raise ValueError("bitcast_convert needs equal element widths")
+    return emit("stablehlo.bitcast_convert", [x], [x.type.with_dtype(dtype)])[0]
+
+
+def real(x: Value) -> Value:
+    return unary("stablehlo.real", x, np.empty(0, x.dtype).real.dtype)
+
+
+def imag(x: Value) -> Value:
+    return unary("stablehlo.imag", x, np.empty(0, x.dtype).real.dtype)
+
+
+def complex(re: Value, im: Value) -> Value:
+    _same_shapes("complex", [re, im])
+    dtype = np.result_type(re.dtype, np.complex64)
+    return emit("stablehlo.complex", [re, im], [re.type.with_dtype(dtype)])[0]
+
+
+# --- shape manipulation -------------------------------------------------------------
+
+def broadcast_in_dim(x: Value, shape, dims) -> Value:
+    shape, dims = tuple(shape), tuple(dims)
+    if len(dims) != x.type.rank or any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(dims)):
+        raise ValueError(f"broadcast_in_dim: cannot map {x.shape} into {shape} along {dims}")
+    if shape == x.shape and dims == tuple(range(len(shape))):
+        return x
+    return emit("stablehlo.broadcast_in_dim", [x], [x.type.with_shape(shape)],
+                {"broadcast_dimensions": _i64_array(dims)})[0]
+
+
+def reshape(x: Value, shape) -> Value:
+    shape = tuple(shape)
+    if int(np.prod(shape, dtype=np.int64)) != x.type.size:
+        raise ValueError(f"reshape: cannot reshape {x.shape} into {shape}")
+    if shape == x.shape:
+        return x
+    return emit("stablehlo.reshape", [x], [x.type.with_shape(shape)])[0]
+
+
+def transpose(x: Value, perm) -> Value:
+    perm = tuple(int(p) for p in perm)
+    if sorted(perm) != list(range(x.type.rank)):
+        raise ValueError(f"transpose: {perm} is not a permutation of {x.type.rank} axes")
+    if perm == tuple(range(x.type.rank)):
+        return x
+    return emit("stablehlo.transpose", [x], [x.type.with_shape([x.shape[p] for p in perm])],
+                {"permutation": _i64_array(perm)})[0]
+
+
+def slice(x: Value, start, limit, strides=None) -> Value:
+    strides = strides or [1] * x.type.rank
+    shape = [max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides)]
+    if list(start) == [0] * x.type.rank and list(limit) == list(x.shape) and set(strides) <= {1}:
+        return x
+    return emit("stablehlo.slice", [x], [x.type.with_shape(shape)], {
+        "start_indices": _i64_array(start), "limit_indices": _i64_array(limit),
+        "strides": _i64_array(strides)})[0]
+
+
+def dynamic_slice(x: Value, starts, sizes) -> Value:
+    return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
+                {"slice_sizes": _i64_array(sizes)})[0]
+
+
+def dynamic_update_slice(x: Value, update: Value, starts) -> Value:
+    return emit("stablehlo.dynamic_update_slice", [x, update, *starts], [x.type])[0]
+
+
+def concatenate(values, dimension: int) -> Value:
+    first = values[0]
+    shape = list(first.shape)
+    shape[dimension] = sum(v.shape[dimension] for v in values)
+    return emit("stablehlo.concatenate", list(values), [first.type.with_shape(shape)],
+                {"dimension": f"{int(dimension)} : i64"})[0]
+
+
+def pad(x: Value, padding_value: Value, low, high, interior=None) -> Value:
+    interior = interior or [0] * x.type.rank
+    shape = [lo + hi + d + max(0, d - 1) * it for d, lo, hi, it in zip(x.shape, low, high, interior)]
+    return emit("stablehlo.pad", [x, padding_value], [x.type.with_shape(shape)], {
+        "edge_padding_low": _i64_array(low), "edge_padding_high": _i64_array(high),
+        "interior_padding": _i64_array(interior)})[0]
+
+
+def reverse(x: Value, dims) -> Value:
+    dims = [int(d) for d in dims]
+    if not dims:
+        return x
+    return emit("stablehlo.reverse", [x], [x.type], {"dimensions": _i64_array(dims)})[0]
+
+
+# --- contractions and reductions ------------------------------------------------------
+
+def dot_general(a: Value, b: Value, batch=((), ()), contract=((), ()), dtype=None) -> Value:
+    """Result dims: batch dims, then a's free dims, then b's free dims (StableHLO order)."""
+    (ba, bb), (ca, cb) = batch, contract
+    free_a = [d for d in range(a.type.rank) if d not in ba and d not in ca]
+    free_b = [d for d in range(b.type.rank) if d not in bb and d not in cb]
+    for x, y in [*zip(ba, bb), *zip(ca, cb)]:
+        if a.shape[x] != b.shape[y]:
+            raise ValueError(f"dot_general: dimension {x} of {a.shape} does not match {y} of {b.shape}")
+    shape = [a.shape[d] for d in ba] + [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    numbers = ", ".join(f"{k} = {_i64_list(v)}" for k, v in [
+        ("lhs_batching_dimensions", ba), ("rhs_batching_dimensions", bb),
+        ("lhs_contracting_dimensions", ca), ("rhs_contracting_dimensions", cb)] if v)
+    return emit("stablehlo.dot_general", [a, b], [TensorType(shape, dtype or a.dtype)],
+                {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"})[0]
+
+
+def _scalar_block(dtypes, count: int) -> Block:
+    return Block([TensorType((), dt) for dt in dtypes] * count)
+
+
+def region_op(name, operands, result_types, block_arg_dtypes, body, attributes=None, copies=2):
+    """An op with one single-block region whose arguments are scalars.
+
+    ``body(*block_args)`` builds the region's ops and returns the values for
+    ``stablehlo.return``.  Used by reduce, sort and friends.
+    """
+    block = _scalar_block(block_arg_dtypes, copies)
+    with insertion_point(block):
+        results = body(*block.arguments)
+        emit("stablehlo.return", list(results), [])
+    return emit(name, operands, result_types, attributes, [Region([block])])
+
+
+def reduce(inputs, inits, dims, body) -> list:
+    """Reduce ``inputs`` over ``dims``; ``body(*accs, *elems)`` combines scalars."""
+    dims = sorted(int(d) for d in dims)
+    shape = [d for i, d in enumerate(inputs[0].shape) if i not in dims]
+    dtypes = [v.dtype for v in inputs]
+    # StableHLO orders region arguments as (acc_1..acc_n, elem_1..elem_n).
+    return region_op("stablehlo.reduce", [*inputs, *inits], [TensorType(shape, dt) for dt in dtypes],
+                     dtypes, body, {"dimensions": _i64_array(dims)})
+
+
+def sort(inputs, dimension: int, comparator, is_stable=True) -> list:
+    """``comparator(a_0, b_0, a_1, b_1, ...)`` returns the scalar "a before b" predicate."""
+    dtypes = [v.dtype for v in inputs]
+    block = Block([TensorType((), dt) for dt in dtypes for _ in range(2)])
+    with insertion_point(block):
+        emit("stablehlo.return", [comparator(*block.arguments)], [])
+    return emit("stablehlo.sort", list(inputs), [v.type for v in inputs], {
+        "dimension": f"{int(dimension)} : i64", "is_stable": "true" if is_stable else "false",
+    }, [Region([block])])
+
+
+def return_(values):
+    emit("func.return", list(values), [])
+
+
+def scalar_type(dtype) -> str:
+    return f"tensor<{element_type(dtype)}>"

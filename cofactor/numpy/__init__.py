@@ -1,0 +1,5 @@
+"""NumPy implementations on traced arrays, one module per family; importing them registers them."""
+from . import ufuncs  # noqa: F401
+from . import reductions  # noqa: F401
+from . import shape  # noqa: F401
+from . import indexing  # noqa: F401

@@ -1,0 +1,124 @@
+"""Helpers shared by the NumPy implementations: lifting operands to IR values,
+NEP 50 dtype promotion, broadcasting and axis normalisation, in NumPy's words."""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from ..errors import UnsupportedError
+from ..ir import ops
+from ..ir.core import Value
+from ..tracing.array import TracedArray
+
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
+def is_weak(x) -> bool:
+    """A Python scalar: its dtype yields to arrays' under NEP 50."""
+    return type(x) in PYTHON_SCALARS
+
+
+def dtype_of(x):
+    """The dtype NumPy's promotion sees: a dtype, or the Python type of a weak scalar."""
+    if isinstance(x, TracedArray):
+        return x.dtype
+    if is_weak(x):
+        return type(x)
+    return np.asarray(x).dtype
+
+
+def result_type(*xs) -> np.dtype:
+    return np.result_type(*[x if is_weak(x) else dtype_of(x) for x in xs])
+
+
+def value(x, dtype=None) -> Value:
+    """An IR value for ``x`` (traced, NumPy array, list or scalar), converted to ``dtype``."""
+    if isinstance(x, TracedArray):
+        return ops.convert(x.value, dtype) if dtype is not None else x.value
+    if dtype is not None and is_weak(x):
+        return ops.constant(np.array(x, dtype=dtype))  # raises NumPy's OverflowError if out of range
+    array = np.asarray(x)
+    if array.dtype == object:
+        raise UnsupportedError("an array built from a sequence of traced arrays is not supported yet; "
+                               "use np.stack or np.concatenate")
+    return ops.constant(array.astype(dtype) if dtype is not None else array)
+
+
+def asarray(x) -> TracedArray:
+    return x if isinstance(x, TracedArray) else TracedArray(value(x))
+
+
+def wrap(v: Value) -> TracedArray:
+    return TracedArray(v)
+
+
+def full(shape, fill, dtype) -> Value:
+    """A constant array of one value, built as a broadcast scalar."""
+    return ops.broadcast_in_dim(ops.constant(np.array(fill, dtype=dtype)), tuple(shape), ())
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(tuple(s)).replace(" ", "") for s in shapes) + " ") from None
+
+
+def broadcast_to(v: Value, shape) -> Value:
+    shape = tuple(shape)
+    lead = len(shape) - v.type.rank
+    dims = range(lead, len(shape))
+    if v.shape != shape and any(d != 1 and d != s for d, s in zip(v.shape, shape[lead:])):
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {v.shape} and requested shape {shape}")
+    return ops.broadcast_in_dim(v, shape, dims)
+
+
+def broadcast_values(*vs):
+    shape = broadcast_shapes(*[v.shape for v in vs])
+    return [broadcast_to(v, shape) for v in vs]
+
+
+def axis_index(axis, ndim) -> int:
+    return normalize_axis_index(operator_index(axis, "axis"), ndim)
+
+
+def axis_tuple(axis, ndim) -> tuple:
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+
+
+def operator_index(x, what="index") -> int:
+    if isinstance(x, TracedArray):
+        raise UnsupportedError(f"a traced {what} is not supported here: it must be known at compile time")
+    try:
+        return int(np.asarray(x).__index__()) if isinstance(x, np.ndarray) else x.__index__()
+    except (AttributeError, TypeError):
+        raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer") from None
+
+
+def compare_type(dtype) -> str:
+    kind = np.dtype(dtype).kind
+    return {"f": "FLOAT", "c": "FLOAT", "i": "SIGNED"}.get(kind, "UNSIGNED")
+
+
+def compare(x: Value, y: Value, direction: str) -> Value:
+    return ops.compare(x, y, direction, compare_type(x.dtype))
+
+
+def reject(name, **kwargs):
+    """Raise for keyword arguments cofactor does not implement (given a non-default value)."""
+    for key, (val, default) in kwargs.items():
+        if not (val is default or (default is not None and not isinstance(val, TracedArray) and val == default)):
+            raise UnsupportedError(f"{name}: the argument {key}={val!r} is not supported by cofactor")
+
+
+def reduce_values(v: Value, axes, combine: str, init) -> Value:
+    """Reduce ``v`` over ``axes`` with the elementwise op ``combine`` (e.g. "stablehlo.add")."""
+    if not axes:
+        return v
+    init_v = ops.constant(np.array(init, dtype=v.dtype))
+    return ops.reduce([v], [init_v], axes, lambda acc, x: [ops.binary(combine, acc, x)])[0]

@@ -1,0 +1,254 @@
+"""Reductions and scans: sum, prod, mean, var, std, max, min, argmax, argmin, any, all,
+cumsum, cumprod, ptp.
+
+Result dtypes are asked of NumPy itself (the function applied to a one-element
+array of the input dtype), so integer upcasting and float16 rules match exactly.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..ir import ops
+from ..tracing.dispatch import implements
+from ._core import axis_index, axis_tuple, compare, full, reject, value, wrap
+from .ufuncs import KERNELS, apply
+
+_NO = np._NoValue
+
+
+def numpy_dtype(func, input_dtype, **kwargs) -> np.dtype:
+    """The dtype NumPy's ``func`` returns for an input of ``input_dtype``."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(func(np.ones(1, input_dtype), **kwargs)).dtype
+
+
+def _keep(v, axes, keepdims, ndim):
+    if not keepdims:
+        return v
+    shape = list(v.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return ops.reshape(v, shape) if len(shape) == ndim else v
+
+
+def _identity(ufunc, dtype):
+    """The value that leaves ``ufunc``'s reduction unchanged, for ``dtype``."""
+    dtype = np.dtype(dtype)
+    if ufunc in (np.add, np.logical_or):
+        return 0
+    if ufunc in (np.multiply, np.logical_and):
+        return 1
+    if dtype.kind == "b":
+        return ufunc is np.minimum
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if ufunc is np.maximum else info.max
+    return -np.inf if ufunc is np.maximum else np.inf
+
+
+def reduce_ufunc(v, axes, ufunc):
+    """Reduce IR value ``v`` over ``axes`` with a binary ufunc's kernel (no dtype change)."""
+    if not axes:
+        return v
+    init = ops.constant(np.array(_identity(ufunc, v.dtype), dtype=v.dtype))
+    kernel = KERNELS[ufunc]
+    return ops.reduce([v], [init], axes, lambda acc, x: [kernel(acc, x)])[0]
+
+
+def _reduction(ufunc, name, empty_ok):
+    func = getattr(np, name)
+
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO, where=_NO):
+        reject(f"numpy.{name}", out=(out, None), where=(where, _NO))
+        v = value(a)
+        axes = axis_tuple(axis, v.type.rank)
+        if not empty_ok and initial is _NO and any(v.shape[i] == 0 for i in axes):
+            raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
+        result_dtype = numpy_dtype(func, v.dtype, dtype=dtype) if dtype is not None or ufunc in (np.add, np.multiply) \
+            else v.dtype
+        r = reduce_ufunc(ops.convert(v, result_dtype), axes, ufunc)
+        if initial is not _NO:
+            r = value(apply(ufunc, wrap(r), initial))
+            r = ops.convert(r, result_dtype)
+        return wrap(_keep(r, axes, keepdims, v.type.rank))
+    return impl
+
+
+implements(np.sum)(_reduction(np.add, "sum", empty_ok=True))
+implements(np.prod)(_reduction(np.multiply, "prod", empty_ok=True))
+
+
+def _extremum(name, ufunc):
+    reduction = _reduction(ufunc, name, empty_ok=False)
+
+    @implements(getattr(np, name), getattr(np, "a" + name))
+    def impl(a, axis=None, out=None, keepdims=False, initial=_NO, where=_NO):
+        return reduction(a, axis, None, out, keepdims, initial, where)
+    return impl
+
+
+_extremum("max", np.maximum)
+_extremum("min", np.minimum)
+
+
+def _logical(name, ufunc):
+    @implements(getattr(np, name))
+    def impl(a, axis=None, out=None, keepdims=False, *, where=_NO):
+        reject(f"numpy.{name}", out=(out, None), where=(where, _NO))
+        v = value(a)
+        truthy = KERNELS[np.not_equal](v, full(v.shape, 0, v.dtype)) if v.dtype.kind != "b" else v
+        axes = axis_tuple(axis, v.type.rank)
+        return wrap(_keep(reduce_ufunc(truthy, axes, ufunc), axes, keepdims, v.type.rank))
+    return impl
+
+
+_logical("any", np.logical_or)
+_logical("all", np.logical_and)
+
+
+def _count(shape, axes) -> int:
+    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+
+@implements(np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
+    reject("numpy.mean", out=(out, None), where=(where, _NO))
+    v = value(a)
+    axes = axis_tuple(axis, v.type.rank)
+    result_dtype = numpy_dtype(np.mean, v.dtype, dtype=dtype)
+    # NumPy accumulates float16 means in float32.
+    acc_dtype = np.float32 if result_dtype == np.float16 and dtype is None else result_dtype
+    total = reduce_ufunc(ops.convert(v, acc_dtype), axes, np.add)
+    count = full(total.shape, _count(v.shape, axes), acc_dtype)
+    r = ops.convert(ops.binary("stablehlo.divide", total, count), result_dtype)
+    return wrap(_keep(r, axes, keepdims, v.type.rank))
+
+
+def _variance(v, axes, ddof, result_dtype):
+    acc = np.result_type(v.dtype, np.float64) if v.dtype.kind in "biu" else v.dtype
+    x = ops.convert(v, acc)
+    n = _count(v.shape, axes)
+    total = reduce_ufunc(x, axes, np.add)
+    mean_v = ops.binary("stablehlo.divide", total, full(total.shape, n, acc))
+    dims = [d for d in range(v.type.rank) if d not in axes]
+    centered = ops.binary("stablehlo.subtract", x, ops.broadcast_in_dim(mean_v, x.shape, dims))
+    if acc.kind == "c":
+        sq = ops.binary("stablehlo.add", *[ops.binary("stablehlo.multiply", p, p)
+                                            for p in (ops.real(centered), ops.imag(centered))])
+    else:
+        sq = ops.binary("stablehlo.multiply", centered, centered)
+    ssum = reduce_ufunc(sq, axes, np.add)
+    var = ops.binary("stablehlo.divide", ssum, full(ssum.shape, max(n - ddof, 0), ssum.dtype))
+    return ops.convert(var, result_dtype)
+
+
+def _spread(name, root):
+    func = getattr(np, name)
+
+    @implements(func)
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NO, mean=_NO, correction=_NO):
+        reject(f"numpy.{name}", out=(out, None), where=(where, _NO), mean=(mean, _NO))
+        if correction is not _NO:
+            ddof = correction
+        v = value(a)
+        axes = axis_tuple(axis, v.type.rank)
+        result_dtype = numpy_dtype(func, v.dtype, dtype=dtype)
+        r = _variance(v, axes, ddof, result_dtype)
+        if root:
+            r = ops.unary("stablehlo.sqrt", r)
+        return wrap(_keep(r, axes, keepdims, v.type.rank))
+    return impl
+
+
+_spread("var", root=False)
+_spread("std", root=True)
+
+
+def _arg_extremum(name, ufunc):
+    @implements(getattr(np, name))
+    def impl(a, axis=None, out=None, *, keepdims=False):
+        reject(f"numpy.{name}", out=(out, None))
+        v = value(a)
+        if axis is None:
+            v = ops.reshape(v, (v.type.size,))
+            ax = 0
+        else:
+            ax = axis_index(axis, v.type.rank)
+        if v.shape[ax] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        # First index of the extremum (or of the first NaN), as two single-operand reductions,
+        # which Enzyme can differentiate through (a variadic reduce it cannot).
+        best = ops.broadcast_in_dim(reduce_ufunc(v, (ax,), ufunc), v.shape,
+                                    [d for d in range(v.type.rank) if d != ax])
+        hit = compare(v, best, "EQ")
+        if v.dtype.kind in "fc":
+            hit = ops.binary("stablehlo.or", hit, KERNELS[np.isnan](v))
+        index = ops.iota(v.shape, np.int64, ax)
+        n = full(v.shape, v.shape[ax], np.int64)
+        r = reduce_ufunc(ops.select(hit, index, n), (ax,), np.minimum)
+        if keepdims:
+            ndim = np.ndim(a)
+            r = ops.reshape(r, (1,) * ndim) if axis is None else _keep(r, (ax,), True, ndim)
+        return wrap(r)
+    return impl
+
+
+_arg_extremum("argmax", np.maximum)
+_arg_extremum("argmin", np.minimum)
+
+
+@implements(np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False):
+    return np.subtract(np.max(a, axis=axis, keepdims=keepdims), np.min(a, axis=axis, keepdims=keepdims))
+
+
+def scan(v, axis, ufunc):
+    """Inclusive prefix scan along ``axis`` in log2(n) shifted combines (Hillis-Steele);
+    every step is a pad and an elementwise op, which both AD modes differentiate."""
+    n = v.shape[axis]
+    kernel = KERNELS[ufunc]
+    identity = ops.constant(np.array(_identity(ufunc, v.dtype), dtype=v.dtype))
+    rank = v.type.rank
+    step = 1
+    while step < n:
+        limit = list(v.shape)
+        limit[axis] = n - step
+        shifted = ops.pad(ops.slice(v, [0] * rank, limit), identity,
+                          [step if d == axis else 0 for d in range(rank)], [0] * rank)
+        v = kernel(v, shifted)
+        step *= 2
+    return v
+
+
+def _cumulative(name, ufunc):
+    func = getattr(np, name)
+
+    @implements(func)
+    def impl(a, axis=None, dtype=None, out=None):
+        reject(f"numpy.{name}", out=(out, None))
+        v = value(a)
+        if axis is None:
+            v = ops.reshape(v, (v.type.size,))
+            axis = 0
+        ax = axis_index(axis, v.type.rank)
+        result_dtype = numpy_dtype(func, v.dtype, dtype=dtype)
+        return wrap(scan(ops.convert(v, result_dtype), ax, ufunc))
+    return impl
+
+
+_cumulative("cumsum", np.add)
+_cumulative("cumprod", np.multiply)
+
+
+@implements(np.count_nonzero)
+def count_nonzero(a, axis=None, *, keepdims=False):
+    v = value(a)
+    truthy = KERNELS[np.not_equal](v, full(v.shape, 0, v.dtype)) if v.dtype.kind != "b" else v
+    axes = axis_tuple(axis, v.type.rank)
+    r = reduce_ufunc(ops.convert(truthy, np.int64), axes, np.add)
+    return wrap(_keep(r, axes, keepdims, v.type.rank))
+
+

@@ -1,0 +1,495 @@
+"""Shape manipulation: reshape, transpose, concatenation, flips, rolls, tiling, padding, sorting.
+
+Functions that return views in NumPy return traced arrays that remember their
+base, so that an in-place update through them is refused rather than lost.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import ops
+from ..tracing.array import TracedArray
+from ..tracing.dispatch import implements
+from ._core import (axis_index, axis_tuple, broadcast_shapes, broadcast_to, compare, operator_index,
+                    reject, result_type, value, wrap)
+from .ufuncs import KERNELS
+
+
+def view(of, v) -> TracedArray:
+    """A traced array for ``v`` that NumPy would return as a view of ``of``."""
+    base = of if isinstance(of, TracedArray) else None
+    if base is not None and base.base is not None:
+        base = base.base
+    return TracedArray(v, base)
+
+
+def resolve_shape(shape, size) -> tuple:
+    shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    shape = tuple(operator_index(d, "shape") for d in shape)
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    if unknown and known and size % known == 0:
+        shape = shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {_shape_text(shape)}")
+    return shape
+
+
+def _shape_text(shape):
+    return "(" + ", ".join("-1" if d == -1 else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _reverse_axes(v):
+    return ops.transpose(v, list(reversed(range(v.type.rank))))
+
+
+@implements(np.reshape)
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    shape = newshape if shape is None else shape
+    v = value(a)
+    shape = resolve_shape(shape, v.type.size)
+    if order == "F":
+        return view(a, _reverse_axes(ops.reshape(_reverse_axes(v), shape[::-1])))
+    if order not in ("C", "A"):
+        raise ValueError("order must be one of 'C', 'F', 'A'")
+    return view(a, ops.reshape(v, shape))
+
+
+@implements("ndarray.reshape")
+def reshape_method(a, *shape, order="C", copy=None):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return reshape(a, shape, order=order)
+
+
+@implements(np.ravel)
+def ravel(a, order="C"):
+    return reshape(a, -1, order="F" if order == "F" else "C")
+
+
+@implements("ndarray.ravel")
+def ravel_method(a, order="C"):
+    return ravel(a, order)
+
+
+@implements("ndarray.flatten")
+def flatten(a, order="C"):
+    return TracedArray(value(ravel(a, order)))
+
+
+@implements(np.transpose, np.permute_dims)
+def transpose(a, axes=None):
+    v = value(a)
+    if axes is None:
+        axes = list(reversed(range(v.type.rank)))
+    else:
+        if len(axes) != v.type.rank:
+            raise ValueError("axes don't match array")
+        axes = [axis_index(ax, v.type.rank) for ax in axes]
+        if len(set(axes)) != len(axes):
+            raise ValueError("repeated axis in transpose")
+    return view(a, ops.transpose(v, axes))
+
+
+@implements("ndarray.transpose")
+def transpose_method(a, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return transpose(a, axes or None)
+
+
+@implements(np.matrix_transpose)
+def matrix_transpose(x):
+    return swapaxes(x, -1, -2)
+
+
+@implements(np.swapaxes)
+def swapaxes(a, axis1, axis2):
+    v = value(a)
+    i, j = axis_index(axis1, v.type.rank), axis_index(axis2, v.type.rank)
+    perm = list(range(v.type.rank))
+    perm[i], perm[j] = perm[j], perm[i]
+    return view(a, ops.transpose(v, perm))
+
+
+@implements(np.moveaxis)
+def moveaxis(a, source, destination):
+    v = value(a)
+    source, destination = axis_tuple_ordered(source, v.type.rank), axis_tuple_ordered(destination, v.type.rank)
+    if len(source) != len(destination):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    order = [n for n in range(v.type.rank) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return view(a, ops.transpose(v, order))
+
+
+def axis_tuple_ordered(axis, ndim):
+    from numpy.lib.array_utils import normalize_axis_tuple
+    return normalize_axis_tuple(axis, ndim)
+
+
+@implements(np.expand_dims)
+def expand_dims(a, axis):
+    v = value(a)
+    axis = (axis,) if not isinstance(axis, (tuple, list)) else axis
+    out_ndim = v.type.rank + len(axis)
+    axes = axis_tuple_ordered(axis, out_ndim)
+    shape = iter(v.shape)
+    return view(a, ops.reshape(v, [1 if d in axes else next(shape) for d in range(out_ndim)]))
+
+
+@implements(np.squeeze)
+def squeeze(a, axis=None):
+    v = value(a)
+    if axis is None:
+        axes = [d for d, n in enumerate(v.shape) if n == 1]
+    else:
+        axes = axis_tuple(axis, v.type.rank)
+        if any(v.shape[d] != 1 for d in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return view(a, ops.reshape(v, [n for d, n in enumerate(v.shape) if d not in axes]))
+
+
+@implements("ndarray.squeeze")
+def squeeze_method(a, axis=None):
+    return squeeze(a, axis)
+
+
+@implements(np.broadcast_to)
+def broadcast_to_(array, shape, subok=False):
+    shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    v = value(array)
+    if broadcast_shapes(v.shape, shape) != tuple(shape):
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {v.shape} and requested shape {tuple(shape)}")
+    return view(array, broadcast_to(v, shape))
+
+
+@implements(np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False):
+    shape = broadcast_shapes(*[np.shape(a) for a in args])
+    return tuple(broadcast_to_(a, shape) for a in args)
+
+
+def _atleast(ndim, place):
+    def impl(*arys):
+        out = []
+        for a in arys:
+            v = value(a)
+            shape = v.shape
+            if len(shape) < ndim:
+                shape = place(shape)
+            out.append(view(a, ops.reshape(v, shape)))
+        return out[0] if len(out) == 1 else tuple(out)
+    return impl
+
+
+implements(np.atleast_1d)(_atleast(1, lambda s: (1,)))
+implements(np.atleast_2d)(_atleast(2, lambda s: (1,) * (2 - len(s)) + s))
+implements(np.atleast_3d)(_atleast(3, lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)]))
+
+
+@implements(np.concatenate, np.concat)
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    reject("numpy.concatenate", out=(out, None))
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    target = np.dtype(dtype) if dtype is not None else result_type(*arrays)
+    vs = [value(a) for a in arrays]
+    for v in vs:
+        if not np.can_cast(v.dtype, target, casting=casting):
+            raise TypeError(f"Cannot cast array data from {v.dtype!r} to {target!r} according to the rule '{casting}'")
+    if axis is None:
+        vs, axis = [ops.reshape(v, (v.type.size,)) for v in vs], 0
+    rank = vs[0].type.rank
+    if rank == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ax = axis_index(axis, rank)
+    for i, v in enumerate(vs[1:], 1):
+        if v.type.rank != rank:
+            raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                             f"exactly, but along dimension 0, the array at index 0 has {rank} dimension(s) "
+                             f"and the array at index {i} has {v.type.rank} dimension(s)")
+        for d in range(rank):
+            if d != ax and v.shape[d] != vs[0].shape[d]:
+                raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                                 f"exactly, but along dimension {d}, the array at index 0 has size "
+                                 f"{vs[0].shape[d]} and the array at index {i} has size {v.shape[d]}")
+    return wrap(ops.concatenate([ops.convert(v, target) for v in vs], ax))
+
+
+@implements(np.stack)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {np.shape(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    ax = axis_index(axis, len(shapes.pop()) + 1)
+    return concatenate([expand_dims(a, ax) for a in arrays], ax, out, dtype=dtype, casting=casting)
+
+
+@implements(np.vstack, np.row_stack)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([np.atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
+
+
+@implements(np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [np.atleast_1d(a) for a in tup]
+    axis = 0 if arrs and np.ndim(arrs[0]) == 1 else 1
+    return concatenate(arrs, axis, dtype=dtype, casting=casting)
+
+
+@implements(np.dstack)
+def dstack(tup):
+    return concatenate([np.atleast_3d(a) for a in tup], 2)
+
+
+@implements(np.column_stack)
+def column_stack(tup):
+    return concatenate([a if np.ndim(a) >= 2 else reshape(a, (-1, 1)) for a in tup], 1)
+
+
+@implements(np.split)
+def split(ary, indices_or_sections, axis=0):
+    if isinstance(indices_or_sections, (int, np.integer)) and np.shape(ary)[axis] % indices_or_sections:
+        raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+@implements(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    v = value(ary)
+    ax = axis_index(axis, v.type.rank)
+    n = v.shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = np.cumsum([0] + sizes).tolist()
+    else:
+        bounds = [0] + [min(max(int(i) + (n if int(i) < 0 else 0), 0), n) for i in indices_or_sections] + [n]
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        start = [0] * v.type.rank
+        limit = list(v.shape)
+        start[ax], limit[ax] = lo, max(lo, hi)
+        parts.append(view(ary, ops.slice(v, start, limit)))
+    return parts
+
+
+@implements(np.flip)
+def flip(m, axis=None):
+    v = value(m)
+    return view(m, ops.reverse(v, axis_tuple(axis, v.type.rank)))
+
+
+@implements(np.fliplr)
+def fliplr(m):
+    return flip(m, 1)
+
+
+@implements(np.flipud)
+def flipud(m):
+    return flip(m, 0)
+
+
+@implements(np.roll)
+def roll(a, shift, axis=None):
+    v = value(a)
+    if axis is None:
+        return reshape(roll(wrap(ops.reshape(v, (v.type.size,))), shift, 0), v.shape)
+    shifts = np.broadcast_to(np.asarray(shift), np.broadcast_shapes(np.shape(shift), np.shape(axis)))
+    axes = np.broadcast_to(np.asarray(axis), shifts.shape)
+    total = {}
+    for s, ax in zip(shifts.reshape(-1), axes.reshape(-1)):
+        ax = axis_index(int(ax), v.type.rank)
+        total[ax] = total.get(ax, 0) + int(s)
+    for ax, s in total.items():
+        n = v.shape[ax]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        start, limit = [0] * v.type.rank, list(v.shape)
+        limit[ax] = n - s
+        head = ops.slice(v, start, limit)
+        start[ax], limit[ax] = n - s, n
+        tail = ops.slice(v, start, limit)
+        v = ops.concatenate([tail, head], ax)
+    return wrap(v)
+
+
+@implements(np.tile)
+def tile(A, reps):
+    v = value(A)
+    reps = (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
+    reps = tuple(operator_index(r, "reps") for r in reps)
+    ndim = max(len(reps), v.type.rank)
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - v.type.rank) + v.shape
+    v = ops.reshape(v, shape)
+    # Broadcast into (r0, s0, r1, s1, ...) and merge pairs.
+    expanded = [n for pair in zip(reps, shape) for n in pair]
+    b = ops.broadcast_in_dim(v, expanded, [2 * i + 1 for i in range(ndim)])
+    return wrap(ops.reshape(b, [r * s for r, s in zip(reps, shape)]))
+
+
+@implements(np.repeat)
+def repeat(a, repeats, axis=None):
+    v = value(a)
+    if isinstance(repeats, TracedArray):
+        raise UnsupportedError("numpy.repeat with traced repeat counts has a data-dependent shape")
+    if axis is None:
+        v, ax = ops.reshape(v, (v.type.size,)), 0
+    else:
+        ax = axis_index(axis, v.type.rank)
+    counts = np.broadcast_to(np.asarray(repeats), (v.shape[ax],))
+    if counts.dtype.kind not in "iu" and counts.dtype != bool:
+        raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') according to the rule 'safe'")
+    if np.any(counts < 0):
+        raise ValueError("repeats may not contain negative values.")
+    if np.all(counts == counts[:1]) and counts.size:
+        r = int(counts[0])
+        shape = list(v.shape)
+        expanded = shape[:ax + 1] + [r] + shape[ax + 1:]
+        b = ops.broadcast_in_dim(v, expanded, [d if d <= ax else d + 1 for d in range(v.type.rank)])
+        shape[ax] *= r
+        return wrap(ops.reshape(b, shape))
+    pieces = []
+    for i, c in enumerate(counts):
+        if c:
+            start, limit = [0] * v.type.rank, list(v.shape)
+            start[ax], limit[ax] = i, i + 1
+            pieces.append(repeat(wrap(ops.slice(v, start, limit)), int(c), ax).value)
+    if not pieces:
+        shape = list(v.shape)
+        shape[ax] = 0
+        return wrap(ops.slice(v, [0] * v.type.rank, shape))
+    return wrap(ops.concatenate(pieces, ax))
+
+
+@implements(np.pad)
+def pad(array, pad_width, mode="constant", **kwargs):
+    if mode != "constant":
+        raise UnsupportedError(f"numpy.pad(mode={mode!r}) is not supported; only mode='constant'")
+    v = value(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (v.type.rank, 2))
+    if np.any(widths < 0):
+        raise ValueError("index can't contain negative values")
+    fill = np.broadcast_to(np.asarray(kwargs.pop("constant_values", 0)), (v.type.rank, 2))
+    if kwargs:
+        raise TypeError(f"unsupported keyword arguments for mode 'constant': {set(kwargs)}")
+    if np.all(fill == fill.flat[0]):
+        scalar = ops.constant(np.array(fill.flat[0]).astype(v.dtype))
+        return wrap(ops.pad(v, scalar, widths[:, 0].tolist(), widths[:, 1].tolist()))
+    # Different values per side: NumPy pads one axis at a time, each side with its own value.
+    for d in range(v.type.rank):
+        for side in (0, 1):
+            low = [0] * v.type.rank
+            high = [0] * v.type.rank
+            (low if side == 0 else high)[d] = int(widths[d, side])
+            v = ops.pad(v, ops.constant(np.array(fill[d, side]).astype(v.dtype)), low, high)
+    return wrap(v)
+
+
+def _sort_comparator(dtype):
+    """NumPy's sort order: ascending, NaNs last (complex: lexicographic)."""
+    less, isnan = KERNELS[np.less], KERNELS[np.isnan]
+
+    def before(a, b, *payload):
+        if dtype.kind not in "fc":
+            return less(a, b)
+        # a < b, or b is NaN while a is not.
+        return ops.binary("stablehlo.or", less(a, b),
+                          ops.binary("stablehlo.and", isnan(b), ops.unary("stablehlo.not", isnan(a))))
+    return before
+
+
+def _sort_values(a, axis):
+    v = value(a)
+    if axis is None:
+        v, axis = ops.reshape(v, (v.type.size,)), 0
+    ax = axis_index(axis, v.type.rank)
+    return v, ax
+
+
+@implements(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    reject("numpy.sort", order=(order, None))
+    v, ax = _sort_values(a, axis)
+    if v.type.rank == 0:
+        raise np.exceptions.AxisError(axis, 0)
+    return wrap(ops.sort([v], ax, _sort_comparator(v.dtype))[0])
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    reject("numpy.argsort", order=(order, None))
+    v, ax = _sort_values(a, axis)
+    index = ops.iota(v.shape, np.int64, ax)
+    return wrap(ops.sort([v, index], ax, _sort_comparator(v.dtype))[1])
+
+
+@implements("ndarray.sort")
+def sort_method(a, axis=-1, kind=None, order=None):
+    raise UnsupportedError("ndarray.sort() sorts in place, which is not supported yet; use a = np.sort(a)")
+
+
+@implements(np.shape)
+def shape(a):
+    return np.shape(value(a)) if not isinstance(a, TracedArray) else a.shape
+
+
+@implements(np.ndim)
+def ndim(a):
+    return len(shape(a))
+
+
+@implements(np.size)
+def size(a, axis=None):
+    s = shape(a)
+    return int(np.prod(s, dtype=np.int64)) if axis is None else s[axis_index(axis, len(s))]
+
+
+@implements(np.result_type)
+def result_type_(*arrays_and_dtypes):
+    return np.result_type(*[a.dtype if isinstance(a, TracedArray) else a for a in arrays_and_dtypes])
+
+
+@implements(np.iscomplexobj)
+def iscomplexobj(x):
+    return np.dtype(x.dtype if isinstance(x, TracedArray) else np.asarray(x).dtype).kind == "c"
+
+
+@implements(np.isrealobj)
+def isrealobj(x):
+    return not iscomplexobj(x)
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    v = value(a)
+    ax = axis_index(axis, v.type.rank)
+    parts = [p for p in (prepend, a, append) if p is not np._NoValue]
+    if len(parts) > 1:
+        shape = list(v.shape)
+        shape[ax] = 1
+        parts = [p if p is a or np.ndim(p) else np.broadcast_to(p, shape) for p in parts]
+        v = value(concatenate(parts, ax))
+    for _ in range(n):
+        start, limit = [0] * v.type.rank, list(v.shape)
+        start[ax] = 1
+        hi = ops.slice(v, start, limit)
+        start[ax], limit[ax] = 0, v.shape[ax] - 1
+        lo = ops.slice(v, start, limit)
+        v = compare(hi, lo, "NE") if v.dtype == np.bool_ else ops.binary("stablehlo.subtract", hi, lo)
+    return wrap(v)

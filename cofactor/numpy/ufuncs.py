@@ -1,0 +1,392 @@
+"""Elementwise ufuncs.
+
+NumPy's own type resolution (``ufunc.resolve_dtypes``, NEP 50 aware) picks
+each call's loop dtypes; a kernel here only computes on operands already
+converted and broadcast to that loop.  One table entry per ufunc.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import ops
+from ..tracing.dispatch import implements, implements_ufunc
+from ._core import (broadcast_values, compare, dtype_of, full, reject, value, wrap)
+
+# --- building blocks on IR values -------------------------------------------------------
+
+
+def _op(name):
+    return lambda *vs: ops.unary(name, vs[0]) if len(vs) == 1 else ops.binary(name, *vs)
+
+
+def _like(x, fill):
+    return full(x.shape, fill, x.dtype)
+
+
+def _is(kind, x):
+    return x.dtype.kind in kind
+
+
+def signbit(x):
+    """The sign bit of a float (set for -0.0 and negative NaNs too)."""
+    as_int = ops.bitcast_convert(x, np.dtype(f"i{x.dtype.itemsize}"))
+    return compare(as_int, full(x.shape, 0, as_int.dtype), "LT")
+
+
+def _copysign(x, y):
+    """|x| with the sign bit of y."""
+    ax = ops.unary("stablehlo.abs", x)
+    return ops.select(signbit(y), ops.unary("stablehlo.negate", ax), ax)
+
+
+def _isnan(x):
+    if _is("c", x):
+        return ops.binary("stablehlo.or", _isnan(ops.real(x)), _isnan(ops.imag(x)))
+    if not _is("f", x):
+        return full(x.shape, False, np.bool_)
+    return compare(x, x, "NE")
+
+
+def _isinf(x):
+    if _is("c", x):
+        return ops.binary("stablehlo.or", _isinf(ops.real(x)), _isinf(ops.imag(x)))
+    if not _is("f", x):
+        return full(x.shape, False, np.bool_)
+    return compare(ops.unary("stablehlo.abs", x), _like(x, np.inf), "EQ")
+
+
+def _isfinite(x):
+    if _is("c", x):
+        return ops.binary("stablehlo.and", _isfinite(ops.real(x)), _isfinite(ops.imag(x)))
+    if not _is("f", x):
+        return full(x.shape, True, np.bool_)
+    return ops.unary("stablehlo.is_finite", x, np.bool_)
+
+
+def _truthy(x):
+    return x if _is("b", x) else compare(x, _like(x, 0), "NE")
+
+
+def _logical(name):
+    return lambda *vs: ops.binary(name, *[_truthy(v) for v in vs])
+
+
+def _compare(direction):
+    def kernel(x, y):
+        if _is("c", x) and direction not in ("EQ", "NE"):
+            # NumPy orders complex numbers lexicographically.
+            xr, yr, xi, yi = ops.real(x), ops.real(y), ops.imag(x), ops.imag(y)
+            strict = direction[0] + "T"
+            return ops.binary("stablehlo.or", compare(xr, yr, strict),
+                              ops.binary("stablehlo.and", compare(xr, yr, "EQ"), compare(xi, yi, direction)))
+        return compare(x, y, direction)
+    return kernel
+
+
+def _extremum(name, direction):
+    def kernel(x, y):
+        if _is("b", x):
+            return ops.binary("stablehlo.or" if name == "maximum" else "stablehlo.and", x, y)
+        if _is("c", x):
+            pick = ops.select(_compare(direction)(x, y), x, y)
+            return ops.select(_isnan(x), x, ops.select(_isnan(y), y, pick))
+        return ops.binary(f"stablehlo.{name}", x, y)
+    return kernel
+
+
+def _nan_ignoring(extremum):
+    def kernel(x, y):
+        result = extremum(x, y)
+        if not _is("fc", x):
+            return result
+        return ops.select(_isnan(y), x, ops.select(_isnan(x), y, result))
+    return kernel
+
+
+def _int_divmod(a, b):
+    """NumPy integer floor division and modulo; division by zero gives 0 for both."""
+    zero, one = _like(a, 0), _like(a, 1)
+    by_zero = compare(b, zero, "EQ")
+    b = ops.select(by_zero, one, b)
+    q = ops.binary("stablehlo.divide", a, b)
+    r = ops.binary("stablehlo.remainder", a, b)
+    if _is("i", a):  # truncation rounds toward zero: step back where the signs differ
+        fix = ops.binary("stablehlo.and", compare(r, zero, "NE"),
+                         compare(compare(r, zero, "LT"), compare(b, zero, "LT"), "NE"))
+        q = ops.select(fix, ops.binary("stablehlo.subtract", q, one), q)
+        r = ops.select(fix, ops.binary("stablehlo.add", r, b), r)
+    return ops.select(by_zero, zero, q), ops.select(by_zero, zero, r)
+
+
+def _float_divmod(a, b):
+    """NumPy's npy_divmod: floor division and a modulo with the divisor's sign."""
+    sub, add, div = (lambda x, y: ops.binary("stablehlo.subtract", x, y),
+                     lambda x, y: ops.binary("stablehlo.add", x, y),
+                     lambda x, y: ops.binary("stablehlo.divide", x, y))
+    zero, one = _like(a, 0), _like(a, 1)
+    mod = ops.binary("stablehlo.remainder", a, b)  # C fmod
+    quotient = div(sub(a, mod), b)
+    has_mod = compare(mod, zero, "NE")
+    fix = ops.binary("stablehlo.and", has_mod, compare(compare(b, zero, "LT"), compare(mod, zero, "LT"), "NE"))
+    mod = ops.select(fix, add(mod, b), mod)
+    quotient = ops.select(fix, sub(quotient, one), quotient)
+    mod = ops.select(has_mod, mod, _copysign(zero, b))
+    floor = ops.unary("stablehlo.floor", quotient)
+    floor = ops.select(compare(sub(quotient, floor), _like(a, 0.5), "GT"), add(floor, one), floor)
+    floor = ops.select(compare(quotient, zero, "NE"), floor, _copysign(zero, div(a, b)))
+    floor = ops.select(compare(b, zero, "EQ"), div(a, b), floor)
+    return floor, mod
+
+
+def _divmod(a, b):
+    return _float_divmod(a, b) if _is("f", a) else _int_divmod(a, b)
+
+
+def _hypot(x, y):
+    ax, ay = ops.unary("stablehlo.abs", x), ops.unary("stablehlo.abs", y)
+    big, small = ops.binary("stablehlo.maximum", ax, ay), ops.binary("stablehlo.minimum", ax, ay)
+    safe = ops.select(compare(big, _like(x, 0), "EQ"), _like(x, 1), big)
+    ratio = ops.binary("stablehlo.divide", small, safe)
+    root = ops.unary("stablehlo.sqrt", ops.binary("stablehlo.add", _like(x, 1),
+                                                  ops.binary("stablehlo.multiply", ratio, ratio)))
+    result = ops.binary("stablehlo.multiply", big, root)
+    return ops.select(ops.binary("stablehlo.or", _isinf(x), _isinf(y)), _like(x, np.inf), result)
+
+
+def _scale(factor):
+    return lambda x: ops.binary("stablehlo.multiply", x, _like(x, factor))
+
+
+def _log_base(base):
+    return lambda x: ops.binary("stablehlo.divide", ops.unary("stablehlo.log", x), _like(x, math.log(base)))
+
+
+def _absolute(x):
+    if _is("bu", x):
+        return x
+    return ops.unary("stablehlo.abs", x, np.empty(0, x.dtype).real.dtype)
+
+
+def _sign(x):
+    if _is("bu", x):
+        return ops.convert(compare(x, _like(x, 0), "NE"), x.dtype)
+    return ops.unary("stablehlo.sign", x)
+
+
+def _rounding(name):
+    return lambda x: x if _is("biu", x) else ops.unary(name, x)
+
+
+def _trunc(x):
+    if _is("biu", x):
+        return x
+    return ops.select(compare(x, _like(x, 0), "LT"), ops.unary("stablehlo.ceil", x), ops.unary("stablehlo.floor", x))
+
+
+def _conjugate(x):
+    if not _is("c", x):
+        return x
+    return ops.complex(ops.real(x), ops.unary("stablehlo.negate", ops.imag(x)))
+
+
+def _shift_right(x, y):
+    return ops.binary("stablehlo.shift_right_arithmetic" if _is("i", x) else "stablehlo.shift_right_logical", x, y)
+
+
+def _logaddexp(x, y):
+    big = ops.binary("stablehlo.maximum", x, y)
+    diff = ops.unary("stablehlo.abs", ops.binary("stablehlo.subtract", x, y))
+    tail = ops.unary("stablehlo.log_plus_one", ops.unary("stablehlo.exponential", ops.unary("stablehlo.negate", diff)))
+    general = ops.binary("stablehlo.add", big, tail)
+    return ops.select(compare(x, y, "EQ"), ops.binary("stablehlo.add", x, _like(x, math.log(2))), general)
+
+
+def _bool_or(name, bool_name):
+    return lambda x, y: ops.binary(bool_name if _is("b", x) else name, x, y)
+
+
+KERNELS = {
+    np.add: _bool_or("stablehlo.add", "stablehlo.or"),
+    np.subtract: _op("stablehlo.subtract"),
+    np.multiply: _bool_or("stablehlo.multiply", "stablehlo.and"),
+    np.true_divide: _op("stablehlo.divide"),
+    np.floor_divide: lambda a, b: _divmod(a, b)[0],
+    np.remainder: lambda a, b: _divmod(a, b)[1],
+    np.divmod: _divmod,
+    np.power: _op("stablehlo.power"),
+    np.float_power: _op("stablehlo.power"),
+    np.arctan2: _op("stablehlo.atan2"),
+    np.hypot: _hypot,
+    np.maximum: _extremum("maximum", "GT"),
+    np.minimum: _extremum("minimum", "LT"),
+    np.fmax: _nan_ignoring(_extremum("maximum", "GT")),
+    np.fmin: _nan_ignoring(_extremum("minimum", "LT")),
+    np.copysign: _copysign,
+    np.logaddexp: _logaddexp,
+    np.logical_and: _logical("stablehlo.and"),
+    np.logical_or: _logical("stablehlo.or"),
+    np.logical_xor: _logical("stablehlo.xor"),
+    np.logical_not: lambda x: ops.unary("stablehlo.not", _truthy(x)),
+    np.equal: _compare("EQ"),
+    np.not_equal: _compare("NE"),
+    np.less: _compare("LT"),
+    np.less_equal: _compare("LE"),
+    np.greater: _compare("GT"),
+    np.greater_equal: _compare("GE"),
+    np.bitwise_and: _op("stablehlo.and"),
+    np.bitwise_or: _op("stablehlo.or"),
+    np.bitwise_xor: _op("stablehlo.xor"),
+    np.invert: _op("stablehlo.not"),
+    np.left_shift: _op("stablehlo.shift_left"),
+    np.right_shift: _shift_right,
+    np.negative: _op("stablehlo.negate"),
+    np.positive: lambda x: x,
+    np.absolute: _absolute,
+    np.fabs: _absolute,
+    np.sign: _sign,
+    np.floor: _rounding("stablehlo.floor"),
+    np.ceil: _rounding("stablehlo.ceil"),
+    np.rint: _rounding("stablehlo.round_nearest_even"),
+    np.trunc: _trunc,
+    np.sqrt: _op("stablehlo.sqrt"),
+    np.cbrt: _op("stablehlo.cbrt"),
+    np.square: lambda x: ops.binary("stablehlo.and" if _is("b", x) else "stablehlo.multiply", x, x),
+    np.reciprocal: lambda x: ops.binary("stablehlo.divide", _like(x, 1), x),
+    np.exp: _op("stablehlo.exponential"),
+    np.exp2: lambda x: ops.binary("stablehlo.power", _like(x, 2), x),
+    np.expm1: _op("stablehlo.exponential_minus_one"),
+    np.log: _op("stablehlo.log"),
+    np.log1p: _op("stablehlo.log_plus_one"),
+    np.log2: _log_base(2),
+    np.log10: _log_base(10),
+    np.sin: _op("stablehlo.sine"),
+    np.cos: _op("stablehlo.cosine"),
+    np.tan: _op("chlo.tan"),  # stablehlo.tan has no Enzyme derivative (spike §4)
+    np.arcsin: _op("chlo.asin"),
+    np.arccos: _op("chlo.acos"),
+    np.arctan: _op("chlo.atan"),
+    np.sinh: _op("chlo.sinh"),
+    np.cosh: _op("chlo.cosh"),
+    np.tanh: _op("stablehlo.tanh"),
+    np.arcsinh: _op("chlo.asinh"),
+    np.arccosh: _op("chlo.acosh"),
+    np.arctanh: _op("chlo.atanh"),
+    np.deg2rad: _scale(math.pi / 180),
+    np.radians: _scale(math.pi / 180),
+    np.rad2deg: _scale(180 / math.pi),
+    np.degrees: _scale(180 / math.pi),
+    np.isnan: _isnan,
+    np.isinf: _isinf,
+    np.isfinite: _isfinite,
+    np.signbit: signbit,
+    np.conjugate: _conjugate,
+}
+
+
+def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
+    """Call ``ufunc`` on traced operands the way NumPy would: loop dtypes, broadcasting, results."""
+    if len(inputs) != ufunc.nin:
+        raise TypeError(f"{ufunc.__name__}() takes {ufunc.nin} positional arguments but {len(inputs)} were given")
+    types = tuple(dtype_of(x) for x in inputs) + (None,) * ufunc.nout
+    options = {"casting": casting}
+    if dtype is not None:
+        options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    loop = ufunc.resolve_dtypes(types, **options)
+    operands = broadcast_values(*[value(x, dt) for x, dt in zip(inputs, loop)])
+    results = KERNELS[ufunc](*operands)
+    results = results if isinstance(results, tuple) else (results,)
+    outs = tuple(wrap(ops.convert(r, dt)) for r, dt in zip(results, loop[ufunc.nin:]))
+    return outs if ufunc.nout > 1 else outs[0]
+
+
+def _register(ufunc):
+    @implements_ufunc(ufunc)
+    def call(*inputs, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True,
+             signature=None):
+        if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+            raise UnsupportedError(f"numpy.{ufunc.__name__}(..., out=...) is not supported yet")
+        reject(f"numpy.{ufunc.__name__}", where=(where, True), signature=(signature, None))
+        return apply(ufunc, *inputs, dtype=dtype, casting=casting)
+
+
+for _ufunc in KERNELS:
+    _register(_ufunc)
+
+
+# --- functions built on ufuncs ---------------------------------------------------------------
+
+@implements(np.where)
+def where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise UnsupportedError("numpy.where(condition) with one argument has a data-dependent shape; "
+                               "pass x and y: np.where(condition, x, y)")
+    from ._core import result_type
+    dtype = result_type(x, y)
+    c, a, b = broadcast_values(_truthy(value(condition)), value(x, dtype), value(y, dtype))
+    return wrap(ops.select(c, a, b))
+
+
+@implements(np.clip)
+def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
+    low = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
+    high = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
+    if out is not None:
+        raise UnsupportedError("numpy.clip(..., out=...) is not supported yet")
+    result = a
+    if low is not None:
+        result = np.maximum(result, low, **kwargs)
+    if high is not None:
+        result = np.minimum(result, high, **kwargs)
+    return result if result is not a else np.positive(a)
+
+
+@implements(np.real)
+def real(val):
+    v = value(val)
+    return wrap(ops.real(v)) if v.dtype.kind == "c" else wrap(v)
+
+
+@implements(np.imag)
+def imag(val):
+    v = value(val)
+    return wrap(ops.imag(v)) if v.dtype.kind == "c" else wrap(full(v.shape, 0, v.dtype))
+
+
+@implements(np.angle)
+def angle(z, deg=False):
+    v = value(z)
+    if v.dtype.kind != "c":
+        v = ops.convert(v, np.float64 if v.dtype.kind in "biu" else v.dtype)
+        result = ops.binary("stablehlo.atan2", full(v.shape, 0, v.dtype), v)
+    else:
+        result = ops.binary("stablehlo.atan2", ops.imag(v), ops.real(v))
+    return wrap(_scale(180 / math.pi)(result)) if deg else wrap(result)
+
+
+@implements(np.conj, np.conjugate)
+def conj(x, *args, **kwargs):
+    return apply(np.conjugate, x)
+
+
+@implements(np.around, np.round)
+def around(a, decimals=0, out=None):
+    if out is not None:
+        raise UnsupportedError("numpy.round(..., out=...) is not supported yet")
+    v = value(a)
+    if v.dtype.kind in "biu":
+        if decimals >= 0:
+            return wrap(v)
+        factor = full(v.shape, 10 ** -decimals, v.dtype)
+        return wrap(ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", v, factor), factor))
+    if v.dtype.kind == "c":
+        return wrap(ops.complex(value(around(wrap(ops.real(v)), decimals)), value(around(wrap(ops.imag(v)), decimals))))
+    if decimals == 0:
+        return wrap(ops.unary("stablehlo.round_nearest_even", v))
+    # NumPy scales, rounds half to even, and unscales.
+    factor = full(v.shape, 10.0 ** abs(decimals), v.dtype)
+    scale, unscale = ("stablehlo.multiply", "stablehlo.divide") if decimals > 0 else ("stablehlo.divide", "stablehlo.multiply")
+    rounded = ops.unary("stablehlo.round_nearest_even", ops.binary(scale, v, factor))
+    return wrap(ops.binary(unscale, rounded, factor))

@@ -1,0 +1,64 @@
+"""The pass pipelines cofactor runs, and the curated list of excluded patterns.
+
+Imported by the worker process (which has ``enzyme_call`` loaded), never with
+relative imports, so the worker can load it without importing the package.
+"""
+
+# Enzyme-JAX transform patterns excluded from ``optimize=True``.  Each entry is
+# a measurement on this project's CPU benchmarks (shared/reference/optbench):
+# a pattern is listed only when it makes a program slower or breaks it.
+EXCLUDED_PATTERNS = {
+    "while_dus": "narrows a loop-carried buffer to the updated interior, so XLA copies "
+                 "the whole array every step: jacobi_2d 4.6x, heat_3d 2.8x, fdtd_2d 4.1x slower",
+    "scatter_op_canon": "pass failure ('Pipeline failed') on conv2d_bias / resnet",
+    "greedy_while_loop_batch_fission": "pass failure together with broadcastindim_is_reshape (jacobi_1d)",
+    "broadcastindim_is_reshape": "pass failure together with greedy_while_loop_batch_fission (jacobi_1d)",
+}
+
+# What enzyme_ad's own JAX glue appends before handing text to XLA: it removes
+# enzymexla attribute values XLA cannot parse.
+XLA_SUFFIX = "tensor-empty-raise,drop-unsupported-attributes"
+
+_ENZYME_PASS = ('enzyme{postpasses="arith-raise{stablehlo=true},enzyme-batch-to-stablehlo,canonicalize,'
+                'cse,canonicalize,remove-unnecessary-enzyme-ops,enzyme-simplify-math,canonicalize,cse,canonicalize"}')
+
+
+def _patterns(enzyme_call, propagate: int, excluded) -> str:
+    """The transform-pattern list, with enzyme_ad 0.0.16's default arguments."""
+    main, _ = enzyme_call.get_transform_passes_list(
+        1024, 4, propagate, propagate,  # max constant, while unroll threshold, reshape/transpose propagation
+        False, False, False, True,  # no_nan, all_finite, dus_to_concat, dus_slice_simplify
+        False, False, False, False,  # sum_to_reducewindow, sum_to_conv, aggressive_sum_to_conv, while_concat
+        True, False, False, False, False,  # aggressive_propagation, is_sharded, raise to blas, comms x2
+        True, True, True, False,  # structured tensors detection/rewrites, scatter/gather opt, slice_to_batch
+        True, True, True, True, 10,  # reduce_slice_fusion, concat_to_batch, loop raising, licm, unswitch
+        True, False, True, 1024,  # pad opt, self_to_convolution_like, dot formation, max reused constant
+        list(excluded))
+    return main
+
+
+def _optimization_passes(enzyme_call, propagate, excluded) -> str:
+    transform = ("enzyme-hlo-generate-td{patterns=" + _patterns(enzyme_call, propagate, excluded) + "},"
+                 "transform-interpreter,enzyme-hlo-remove-transform")
+    return "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse,canonicalize," + transform
+
+
+def build(enzyme_call, kind: str, differentiate: bool) -> str:
+    """The pipeline text for ``kind`` in {"curated", "upstream", "none"}.
+
+    With ``differentiate`` the Enzyme AD pass sits inside the optimization
+    pipeline, so gradients are taken of the optimized program.
+    """
+    if kind == "none":
+        if not differentiate:
+            return "strip-debuginfo"  # only parses and pretty-prints
+        return ",".join([_ENZYME_PASS, "canonicalize", "remove-unnecessary-enzyme-ops",
+                         "enzyme-simplify-math", "strip-debuginfo", XLA_SUFFIX])
+    excluded = list(EXCLUDED_PATTERNS) if kind == "curated" else []
+    up = _optimization_passes(enzyme_call, 1, excluded)
+    if not differentiate:
+        return ",".join([up, "strip-debuginfo", XLA_SUFFIX])
+    down = _optimization_passes(enzyme_call, 2, excluded)
+    return ",".join(["mark-func-memory-effects", up, "enzyme-batch", up, _ENZYME_PASS, up, "canonicalize",
+                     "remove-unnecessary-enzyme-ops", "enzyme-simplify-math", up, down,
+                     "strip-debuginfo", XLA_SUFFIX])

@@ -1,0 +1,74 @@
+"""Pytrees: nested tuples, lists, dicts and namedtuples of leaves.
+
+Every layer that accepts "any pytree of arrays" (to_device, compile, the
+outputs of a compiled function) flattens with these two functions.  A
+``TreeDef`` is hashable, so it can be part of a cache key.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class TreeDef(NamedTuple):
+    kind: str  # "leaf", "none", "tuple", "list", "dict" or "namedtuple"
+    meta: Any  # dict keys or the namedtuple class
+    children: tuple
+
+
+_LEAF = TreeDef("leaf", None, ())
+
+
+def _is_namedtuple(x) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def flatten(tree, is_leaf=None):
+    """(leaves, treedef) of ``tree``; ``is_leaf(x)`` can stop the descent early."""
+    leaves = []
+
+    def walk(x):
+        if is_leaf is not None and is_leaf(x):
+            leaves.append(x)
+            return _LEAF
+        if x is None:
+            return TreeDef("none", None, ())
+        if _is_namedtuple(x):
+            return TreeDef("namedtuple", type(x), tuple(walk(c) for c in x))
+        if isinstance(x, (tuple, list)):
+            return TreeDef(type(x).__name__, None, tuple(walk(c) for c in x)) \
+                if type(x) in (tuple, list) else _leaf(x)
+        if type(x) is dict:
+            keys = tuple(x)
+            return TreeDef("dict", keys, tuple(walk(x[k]) for k in keys))
+        return _leaf(x)
+
+    def _leaf(x):
+        leaves.append(x)
+        return _LEAF
+
+    return leaves, walk(tree)
+
+
+def unflatten(treedef: TreeDef, leaves):
+    it = iter(leaves)
+
+    def build(td):
+        if td.kind == "leaf":
+            return next(it)
+        if td.kind == "none":
+            return None
+        children = [build(c) for c in td.children]
+        if td.kind == "tuple":
+            return tuple(children)
+        if td.kind == "list":
+            return children
+        if td.kind == "dict":
+            return dict(zip(td.meta, children))
+        return td.meta(*children)
+
+    return build(treedef)
+
+
+def tree_map(fn, tree, is_leaf=None):
+    leaves, treedef = flatten(tree, is_leaf)
+    return unflatten(treedef, [fn(x) for x in leaves])

@@ -1,0 +1,110 @@
+"""ConcreteArray: an array that lives in a device buffer.
+
+Compiled functions take and return ConcreteArrays; moving data to and from
+the host happens only in ``to_device`` and ``np.asarray``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.types import is_supported_dtype
+from ..pytree import tree_map
+from .devices import default_device
+
+
+def _put(array: np.ndarray, device):
+    """A device buffer holding a copy of ``array`` (jaxlib's batched transfer, no dtype narrowing)."""
+    from jax._src import core
+    from jax.sharding import SingleDeviceSharding
+    from jaxlib import _jax
+
+    aval = core.ShapedArray(array.shape, array.dtype)
+    return _jax.batched_device_put(aval, SingleDeviceSharding(device), [array], [device],
+                                   True, True, enable_x64=True)
+
+
+class ConcreteArray:
+    """A device-resident array; ``np.asarray(a)`` copies it to the host."""
+
+    __slots__ = ("buffer", "aval", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+        self.aval = (tuple(buffer.shape), np.dtype(buffer.dtype).str)  # the cache key of its signature
+
+    @classmethod
+    def from_numpy(cls, array, device=None) -> "ConcreteArray":
+        array = np.asarray(array)
+        if not is_supported_dtype(array.dtype):
+            raise TypeError(f"cofactor cannot put arrays of dtype {array.dtype} on a device")
+        return cls(_put(np.ascontiguousarray(array), device or default_device()))
+
+    @property
+    def shape(self) -> tuple:
+        return self.aval[0]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.aval[1])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def device(self):
+        return next(iter(self.buffer.devices()))
+
+    def is_deleted(self) -> bool:
+        return self.buffer.is_deleted()
+
+    def block_until_ready(self) -> "ConcreteArray":
+        self.buffer.block_until_ready()
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        array = np.asarray(self.buffer)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        return "Concrete" + repr(np.asarray(self)).replace("\n", "\n" + " " * 8)
+
+    def __str__(self):
+        return str(np.asarray(self))
+
+    def _scalar(self, kind):
+        if self.size != 1:
+            raise TypeError(f"only arrays of size 1 can be converted to Python scalars")
+        return kind(np.asarray(self).reshape(()))
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __bool__(self):
+        return self._scalar(bool)
+
+    def __complex__(self):
+        return self._scalar(complex)
+
+
+
+
+def to_device(tree, device=None):
+    """Copy every array in a pytree to ``device`` (default: the first); other leaves stay."""
+    return tree_map(lambda x: ConcreteArray.from_numpy(x, device)
+                    if isinstance(x, (np.ndarray, np.generic)) else x, tree)

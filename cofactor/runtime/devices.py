@@ -1,0 +1,20 @@
+"""PJRT devices, through jaxlib's backends (CPU, and GPU/TPU when their plugin is installed)."""
+from __future__ import annotations
+
+import functools
+import os
+
+# XLA logs INFO lines when its client starts; read when jaxlib loads, so set it first.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+
+@functools.cache
+def devices() -> tuple:
+    """All devices of the default PJRT backend."""
+    import jax  # jaxlib's plugin discovery; cofactor never uses jax's tracing
+
+    return tuple(jax.devices())
+
+
+def default_device():
+    return devices()[0]

@@ -1,0 +1,169 @@
+"""TracedArray: what a user's function sees in place of an array while it is traced.
+
+It records every NumPy operation into the IR through NumPy's own protocols
+(``__array_ufunc__`` and ``__array_function__``), so unmodified NumPy code
+runs.  Behaviour comes from the registry in ``dispatch.py``; this class only
+routes operators, methods and properties there.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConcretizationError, UnsupportedError, located
+from ..ir import ops
+from ..ir.core import Value
+from . import dispatch
+
+
+class TracedArray:
+    __slots__ = ("value", "base")
+    __array_priority__ = 1000
+
+    def __init__(self, value: Value, base=None):
+        self.value = value
+        self.base = base  # the array this one is a view of (basic slicing), else None
+
+    # --- static properties ---------------------------------------------------------
+    shape = property(lambda self: self.value.shape)
+    dtype = property(lambda self: self.value.dtype)
+    ndim = property(lambda self: self.value.type.rank)
+    size = property(lambda self: self.value.type.size)
+    itemsize = property(lambda self: self.value.dtype.itemsize)
+    nbytes = property(lambda self: self.value.type.size * self.value.dtype.itemsize)
+    T = property(lambda self: np.transpose(self))
+    mT = property(lambda self: np.swapaxes(self, -1, -2))
+    real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
+
+    def __repr__(self):
+        return f"TracedArray(shape={self.shape}, dtype={self.dtype})"
+
+    def __len__(self):
+        if not self.shape:
+            raise located(TypeError("len() of unsized object"))
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise located(TypeError("iteration over a 0-d array"))
+        return (self[i] for i in range(self.shape[0]))
+
+    # --- NumPy protocols ------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return dispatch.call_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return dispatch.call_function(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise located(ConcretizationError(
+            "a traced array cannot become a NumPy array: its values are only known when the compiled "
+            "function runs (use NumPy functions on it, which cofactor traces)"))
+
+    # --- values that Python needs now ----------------------------------------------------
+    def _concrete(self, what):
+        raise located(ConcretizationError(
+            f"{what}() of a traced array: its value is not known at compile time, only when the "
+            "compiled function runs"))
+
+    def __bool__(self):
+        self._concrete("bool")
+
+    def __float__(self):
+        self._concrete("float")
+
+    def __int__(self):
+        self._concrete("int")
+
+    def __complex__(self):
+        self._concrete("complex")
+
+    def __index__(self):
+        self._concrete("index")
+
+    def item(self, *args):
+        self._concrete("item")
+
+    def tolist(self):
+        self._concrete("tolist")
+
+    # --- indexing ----------------------------------------------------------------------------
+    def __getitem__(self, index):
+        return dispatch.call_method("__getitem__", (self, index), {})
+
+    def __setitem__(self, index, value):
+        return dispatch.call_method("__setitem__", (self, index, value), {})
+
+
+def _operator(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: ufunc(other, self)
+    return lambda self, other: ufunc(self, other)
+
+
+_BINARY_OPERATORS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "lshift": np.left_shift, "rshift": np.right_shift,
+}
+for _name, _ufunc in _BINARY_OPERATORS.items():
+    setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
+    setattr(TracedArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
+    setattr(TracedArray, f"__i{_name}__", (lambda u: lambda self, other: _update(self, u, other))(_ufunc))
+
+_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                "gt": np.greater, "ge": np.greater_equal}
+for _name, _ufunc in _COMPARISONS.items():
+    setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
+
+
+
+def _update(array, ufunc, other):
+    """``array op= other``: the same object holds the result, cast as NumPy's ``out=`` casts."""
+    if array.base is not None:
+        raise located(UnsupportedError(
+            f"in-place {ufunc.__name__} on a view of another array is not supported yet: the write "
+            "would not reach the base array; copy first (x = x.copy()) or write into the base"))
+    result = ufunc(array, other)
+    if not np.can_cast(result.dtype, array.dtype, casting="same_kind"):
+        raise located(TypeError(
+            f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} to {array.dtype!r} "
+            "with casting rule 'same_kind'"))
+    array.value = ops.convert(np.broadcast_to(result, array.shape).value, array.dtype)
+    return array
+
+
+TracedArray.__divmod__ = lambda self, other: np.divmod(self, other)
+TracedArray.__rdivmod__ = lambda self, other: np.divmod(other, self)
+TracedArray.__neg__ = lambda self: np.negative(self)
+TracedArray.__pos__ = lambda self: np.positive(self)
+TracedArray.__abs__ = lambda self: np.absolute(self)
+TracedArray.__invert__ = lambda self: np.invert(self)
+
+# Methods that are the NumPy function of the same name with the array first.
+_FUNCTION_METHODS = [
+    "sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all",
+    "cumsum", "cumprod", "swapaxes", "repeat", "argsort", "dot", "clip", "round", "conj",
+    "conjugate", "trace", "diagonal", "nonzero", "take", "ptp", "searchsorted", "compress",
+]
+
+
+def _function_method(name):
+    func = getattr(np, name)
+    return lambda self, *args, **kwargs: func(self, *args, **kwargs)
+
+
+for _name in _FUNCTION_METHODS:
+    setattr(TracedArray, _name, _function_method(_name))
+
+# Methods whose signature differs from the NumPy function's (``x.reshape(2, 3)``).
+for _name in ["reshape", "transpose", "astype", "copy", "flatten", "ravel", "squeeze", "view",
+              "fill", "sort"]:
+    setattr(TracedArray, _name, (lambda n: lambda self, *args, **kwargs:
+                                 dispatch.call_method(n, (self, *args), kwargs))(_name))
+
+
+def constant(x) -> TracedArray:
+    """A traced constant holding the NumPy (or device) array ``x``."""
+    return TracedArray(ops.constant(np.asarray(x)))
