@@ -6,6 +6,7 @@ request starts a fresh worker.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import subprocess
@@ -67,6 +68,14 @@ class _Worker:
 
 _lock = threading.Lock()
 _worker: _Worker | None = None
+
+
+@atexit.register
+def _stop():
+    global _worker
+    if _worker is not None:
+        _worker.close()
+        _worker = None
 
 
 def start():

@@ -38,7 +38,8 @@ class ConcreteArray:
         array = np.asarray(array)
         if not is_supported_dtype(array.dtype):
             raise TypeError(f"cofactor cannot put arrays of dtype {array.dtype} on a device")
-        return cls(_put(np.ascontiguousarray(array), device or default_device()))
+        array = array if array.flags.c_contiguous else array.copy()  # keeps 0-d arrays 0-d
+        return cls(_put(array, device or default_device()))
 
     @property
     def shape(self) -> tuple:
@@ -79,7 +80,8 @@ class ConcreteArray:
         return self.shape[0]
 
     def __repr__(self):
-        return "Concrete" + repr(np.asarray(self)).replace("\n", "\n" + " " * 8)
+        text = repr(np.asarray(self))  # "array(...)", continuation lines indented to match
+        return "ConcreteArray" + text[len("array"):].replace("\n", "\n" + " " * len("Concrete"))
 
     def __str__(self):
         return str(np.asarray(self))

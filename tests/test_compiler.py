@@ -1,0 +1,128 @@
+"""cf.jit / cf.compile: tracing once per signature, pytrees, constants, optimize modes."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+
+def test_jit_traces_once_per_signature():
+    calls = []
+
+    @cf.jit
+    def f(x, scale):
+        calls.append(1)  # a Python side effect runs at trace time only
+        return x * scale
+
+    x = np.arange(4.0)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(x, 2.0)), x * 2.0)
+    assert len(calls) == 1
+    f(cf.to_device(x), 2.0)  # a ConcreteArray of the same shape and dtype: same signature
+    assert len(calls) == 1
+    np.testing.assert_array_equal(np.asarray(f(np.arange(5.0), 2.0)), np.arange(5.0) * 2.0)
+    assert len(calls) == 2  # new shape
+    f(x.astype(np.float32), 2.0)
+    assert len(calls) == 3  # new dtype
+    np.testing.assert_array_equal(np.asarray(f(x, 3.0)), x * 3.0)
+    assert len(calls) == 4  # a Python scalar is a compile-time constant: new value, new trace
+
+
+def test_python_scalar_constant_keeps_its_type_in_the_key():
+    f = cf.jit(lambda x, k: x + k)
+    x = np.arange(3, dtype=np.int32)
+    assert np.asarray(f(x, 1)).dtype == np.int32
+    assert np.asarray(f(x, 1.0)).dtype == np.float64  # 1 and 1.0 hash equal but are different constants
+
+
+def test_pytrees_in_and_out():
+    def f(params, batch):
+        w, b = params["w"], params["b"]
+        y = batch[0] @ w + b
+        return {"y": y, "stats": (y.sum(), [y.max()])}
+
+    rng = np.random.default_rng(0)
+    params = {"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    batch = [rng.standard_normal((4, 3))]
+    got = cf.jit(f)(params, batch)
+    want = f(params, batch)
+    assert set(got) == {"y", "stats"} and isinstance(got["stats"], tuple) and isinstance(got["stats"][1], list)
+    assert all(isinstance(v, cf.ConcreteArray) for v in [got["y"], got["stats"][0], got["stats"][1][0]])
+    np.testing.assert_allclose(np.asarray(got["y"]), want["y"], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got["stats"][0]), want["stats"][0], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got["stats"][1][0]), want["stats"][1][0], rtol=1e-12)
+
+
+def test_python_scalar_outputs_come_back_as_0d_arrays():
+    got = cf.jit(lambda x: (x.sum(), 3, 2.5, True))(np.ones(2))
+    assert [np.asarray(g).shape for g in got] == [(), (), (), ()]
+    assert [np.asarray(g).dtype for g in got] == [np.float64, np.int64, np.float64, np.bool_]
+    assert [np.asarray(g).item() for g in got] == [2.0, 3, 2.5, True]
+
+
+def test_none_output():
+    assert cf.jit(lambda x: None)(np.ones(2)) is None
+
+
+def test_compile_ahead_of_time_checks_signature():
+    x = np.ones((2, 2))
+    g = cf.compile(lambda x: x @ x, x)
+    np.testing.assert_array_equal(np.asarray(g(x)), x @ x)
+    with pytest.raises(TypeError, match="compiled for other arguments"):
+        g(np.ones((3, 3)))
+
+
+def test_jit_decorator_with_options():
+    @cf.jit(optimize=False)
+    def f(x):
+        return x @ x + (x @ x).T
+
+    x = np.arange(9.0).reshape(3, 3)
+    np.testing.assert_allclose(np.asarray(f(x)), x @ x + (x @ x).T)
+    assert f.lower(x).mlir.count("stablehlo.dot_general") == 2  # not optimized
+
+
+@pytest.mark.parametrize("optimize", [True, False, "upstream"])
+def test_optimize_modes_agree(optimize):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 4))
+    f = lambda x: np.tanh(x @ x.T) + np.sum(x * x, axis=0)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(cf.jit(f, optimize=optimize)(x)), f(x), rtol=1e-12)
+
+
+def test_bad_optimize_value():
+    with pytest.raises(ValueError, match="optimize must be"):
+        cf.jit(lambda x: x, optimize="fast")(np.ones(2))
+
+
+def test_code_hlo_seeds_example_has_one_dot_general():
+    x = np.ones((3, 3))
+    f = lambda x: x @ x + (x @ x).T  # noqa: E731
+    raw = cf.code_hlo(f, x, optimize=False)
+    optimized = cf.code_hlo(f, x)
+    assert raw.count("stablehlo.dot_general") == 2
+    assert optimized.count("stablehlo.dot_general") == 1
+    assert "func.func @main" in optimized
+    assert "HloModule" in cf.code_xla(f, x)
+
+
+class Unhashable:
+    __hash__ = None
+
+
+def test_unhashable_constant_argument():
+    with pytest.raises(cf.TracingError, match="neither an array nor hashable"):
+        cf.jit(lambda x, s: x)(np.ones(2), Unhashable())
+
+
+def test_non_array_output_is_rejected():
+    with pytest.raises(cf.TracingError, match="returned a str"):
+        cf.jit(lambda x: "hello")(np.ones(2))
+
+
+def test_mutating_an_argument_is_refused_not_lost():
+    def f(x):
+        x += 1
+        return x
+
+    with pytest.raises(cf.UnsupportedError, match="argument arrays in place"):
+        cf.jit(f)(np.ones(3))
