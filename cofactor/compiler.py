@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
+
 from .errors import CompilationError, TracingError
 from .passes import runner
 from .pytree import flatten, unflatten
@@ -44,10 +46,10 @@ def optimize_mlir(text: str, optimize=True) -> str:
 
 
 def _leaf_key(leaf):
-    if isinstance(leaf, ConcreteArray):
+    if type(leaf) is ConcreteArray:
         return leaf.aval
     if is_array(leaf):
-        return (tuple(leaf.shape), leaf.dtype.str)
+        return (tuple(np.shape(leaf)), np.dtype(leaf.dtype).str)
     try:
         hash(leaf)
     except TypeError:
@@ -56,8 +58,16 @@ def _leaf_key(leaf):
     return (type(leaf), leaf)
 
 
+@functools.cache
+def _positional_treedef(count: int):
+    return flatten(((None,) * count, {}), is_leaf=lambda x: x is None)[1]
+
+
 def signature(args, kwargs):
     """(cache key, array leaves): arrays count by shape and dtype, other leaves by value."""
+    if not kwargs and all(type(a) is ConcreteArray or type(a) is np.ndarray for a in args):
+        # The hot path of a compiled call: the same key the general path builds, without walking a tree.
+        return (_positional_treedef(len(args)), tuple(_leaf_key(a) for a in args)), args
     leaves, treedef = flatten((args, kwargs))
     key = (treedef, tuple(_leaf_key(leaf) for leaf in leaves))
     return key, [leaf for leaf in leaves if is_array(leaf)]
@@ -75,10 +85,14 @@ class Compiled:
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize)
         self.executable = Executable(self.mlir, self.trace.out_types)
+        self._out_avals = [(t.shape, t.dtype.str) for t in self.trace.out_types]
+        self._single_output = self.trace.out_treedef.kind == "leaf"
 
     def call_leaves(self, arrays):
-        outputs = self.executable([self.executable.to_buffer(x) for x in arrays])
-        return unflatten(self.trace.out_treedef, [ConcreteArray(b) for b in outputs])
+        to_buffer = self.executable.to_buffer
+        outputs = self.executable([to_buffer(x) for x in arrays])
+        results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
+        return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):
         key, arrays = signature(args, kwargs)

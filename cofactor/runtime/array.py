@@ -5,6 +5,8 @@ the host happens only in ``to_device`` and ``np.asarray``.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..ir.types import is_supported_dtype
@@ -12,15 +14,20 @@ from ..pytree import tree_map
 from .devices import default_device
 
 
-def _put(array: np.ndarray, device):
-    """A device buffer holding a copy of ``array`` (jaxlib's batched transfer, no dtype narrowing)."""
+@functools.cache
+def _transfer(device):
+    """jaxlib's batched host-to-device copy, and the sharding it needs for ``device`` (built once)."""
     from jax._src import core
     from jax.sharding import SingleDeviceSharding
     from jaxlib import _jax
 
-    aval = core.ShapedArray(array.shape, array.dtype)
-    return _jax.batched_device_put(aval, SingleDeviceSharding(device), [array], [device],
-                                   True, True, enable_x64=True)
+    sharding = SingleDeviceSharding(device)
+
+    def put(array: np.ndarray):
+        aval = core.ShapedArray(array.shape, array.dtype)
+        # committed, always a copy (later host writes must not show), no narrowing of 64-bit types
+        return _jax.batched_device_put(aval, sharding, [array], [device], True, True, enable_x64=True)
+    return put
 
 
 class ConcreteArray:
@@ -29,9 +36,10 @@ class ConcreteArray:
     __slots__ = ("buffer", "aval", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, buffer):
+    def __init__(self, buffer, aval=None):
         self.buffer = buffer
-        self.aval = (tuple(buffer.shape), np.dtype(buffer.dtype).str)  # the cache key of its signature
+        # (shape, dtype string): the part of a compiled function's cache key this array decides
+        self.aval = aval or (tuple(buffer.shape), np.dtype(buffer.dtype).str)
 
     @classmethod
     def from_numpy(cls, array, device=None) -> "ConcreteArray":
@@ -39,7 +47,7 @@ class ConcreteArray:
         if not is_supported_dtype(array.dtype):
             raise TypeError(f"cofactor cannot put arrays of dtype {array.dtype} on a device")
         array = array if array.flags.c_contiguous else array.copy()  # keeps 0-d arrays 0-d
-        return cls(_put(array, device or default_device()))
+        return cls(_transfer(device or default_device())(array))
 
     @property
     def shape(self) -> tuple:

@@ -41,6 +41,6 @@ class Executable:
 
     def to_buffer(self, value):
         """A device buffer for an argument: a ConcreteArray's own, or a fresh copy of host data."""
-        if isinstance(value, ConcreteArray):
+        if type(value) is ConcreteArray:
             return value.buffer
         return ConcreteArray.from_numpy(np.asarray(value), self.device).buffer

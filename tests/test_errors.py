@@ -1,0 +1,74 @@
+"""Errors name the user's line, keep NumPy's exception types, and never hide internal failures."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+from cofactor.ir.types import TensorType
+from cofactor.xla.executable import Executable
+
+HERE = __file__.rsplit("/", 1)[-1]
+
+
+def test_shape_mismatch_names_the_user_line():
+    def f(x, y):
+        return x + y  # the line the error must name
+
+    with pytest.raises(ValueError) as info:
+        cf.jit(f)(np.ones(3), np.ones(4))
+    err = info.value
+    assert isinstance(err, cf.CofactorError)
+    assert "operands could not be broadcast together with shapes (3,) (4,)" in str(err)
+    assert HERE in str(err) and "return x + y" in str(err)
+
+
+def test_numpy_error_types_survive():
+    with pytest.raises(np.exceptions.AxisError) as info:
+        cf.jit(lambda x: x.sum(axis=3))(np.ones((2, 2)))
+    assert isinstance(info.value, cf.CofactorError) and HERE in str(info.value)
+    with pytest.raises(IndexError, match="out of bounds"):
+        cf.jit(lambda x: x[5])(np.ones(3))
+    with pytest.raises(TypeError):
+        cf.jit(lambda x: x - x)(np.ones(3, dtype=bool))  # NumPy refuses boolean subtract
+    with pytest.raises(OverflowError):
+        cf.jit(lambda x: x + 300)(np.ones(3, dtype=np.int8))
+
+
+@pytest.mark.parametrize("convert", [bool, float, int])
+def test_python_values_of_traced_arrays_explain_why(convert):
+    with pytest.raises(cf.ConcretizationError, match="not known at compile time") as info:
+        cf.jit(lambda x: convert(x.sum()))(np.ones(3))
+    assert isinstance(info.value, TypeError) and HERE in str(info.value)
+
+
+def test_if_on_a_traced_value_explains():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(cf.ConcretizationError, match="bool"):
+        cf.jit(f)(np.ones(3))
+
+
+def test_unsupported_function_is_named():
+    with pytest.raises(cf.UnsupportedError, match="numpy.linalg.svd"):
+        cf.jit(lambda x: np.linalg.svd(x))(np.ones((2, 2)))
+    with pytest.raises(cf.UnsupportedError, match="numpy.nonzero"):
+        cf.jit(lambda x: np.nonzero(x))(np.ones(2))
+
+
+def test_unsupported_keyword_is_named():
+    with pytest.raises(cf.UnsupportedError, match="where="):
+        cf.jit(lambda x: np.sum(x, where=x > 0))(np.ones(2))
+
+
+def test_traced_array_cannot_become_a_numpy_array():
+    with pytest.raises(cf.ConcretizationError, match="cannot become a NumPy array"):
+        cf.jit(lambda x: np.asarray(x))(np.ones(2))
+
+
+def test_xla_failure_is_a_compilation_error_with_the_module():
+    text = 'module { func.func @main(%a: tensor<2xf64>) -> tensor<2xf64> { %0 = "stablehlo.dynamic_pad"(%a) : (tensor<2xf64>) -> tensor<2xf64>\n return %0 : tensor<2xf64> } }'
+    with pytest.raises(cf.CompilationError) as info:
+        Executable(text, [TensorType((2,), np.float64)])
+    assert info.value.mlir == text and info.value.diagnostic
