@@ -107,10 +107,6 @@ def current_block() -> Block:
     return stack[-1]
 
 
-def has_insertion_point() -> bool:
-    return bool(getattr(_state, "blocks", None))
-
-
 @contextlib.contextmanager
 def insertion_point(block: Block):
     stack = getattr(_state, "blocks", None)

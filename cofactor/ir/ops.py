@@ -22,10 +22,6 @@ def _i64_list(values) -> str:
     return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
 
-def _bool_array(values) -> str:
-    return "array<i1: " + ", ".join("true" if v else "false" for v in values) + ">"
-
-
 def _same_shapes(name, values):
     shapes = {v.shape for v in values}
     if len(shapes) != 1:
@@ -241,7 +237,3 @@ def sort(inputs, dimension: int, comparator, is_stable=True) -> list:
 
 def return_(values):
     emit("func.return", list(values), [])
-
-
-def scalar_type(dtype) -> str:
-    return f"tensor<{element_type(dtype)}>"

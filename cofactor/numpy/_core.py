@@ -44,10 +44,6 @@ def value(x, dtype=None) -> Value:
     return ops.constant(array.astype(dtype) if dtype is not None else array)
 
 
-def asarray(x) -> TracedArray:
-    return x if isinstance(x, TracedArray) else TracedArray(value(x))
-
-
 def wrap(v: Value) -> TracedArray:
     return TracedArray(v)
 
@@ -114,11 +110,3 @@ def reject(name, **kwargs):
     for key, (val, default) in kwargs.items():
         if not (val is default or (default is not None and not isinstance(val, TracedArray) and val == default)):
             raise UnsupportedError(f"{name}: the argument {key}={val!r} is not supported by cofactor")
-
-
-def reduce_values(v: Value, axes, combine: str, init) -> Value:
-    """Reduce ``v`` over ``axes`` with the elementwise op ``combine`` (e.g. "stablehlo.add")."""
-    if not axes:
-        return v
-    init_v = ops.constant(np.array(init, dtype=v.dtype))
-    return ops.reduce([v], [init_v], axes, lambda acc, x: [ops.binary(combine, acc, x)])[0]

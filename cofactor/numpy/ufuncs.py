@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.dispatch import implements, implements_ufunc
-from ._core import (broadcast_values, compare, dtype_of, full, reject, value, wrap)
+from ._core import broadcast_values, compare, dtype_of, full, reject, result_type, value, wrap
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -323,7 +323,6 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise UnsupportedError("numpy.where(condition) with one argument has a data-dependent shape; "
                                "pass x and y: np.where(condition, x, y)")
-    from ._core import result_type
     dtype = result_type(x, y)
     c, a, b = broadcast_values(_truthy(value(condition)), value(x, dtype), value(y, dtype))
     return wrap(ops.select(c, a, b))

@@ -9,7 +9,6 @@ import functools
 
 import numpy as np
 
-from ..ir.types import is_supported_dtype
 from ..pytree import tree_map
 from .devices import default_device
 
@@ -44,7 +43,7 @@ class ConcreteArray:
     @classmethod
     def from_numpy(cls, array, device=None) -> "ConcreteArray":
         array = np.asarray(array)
-        if not is_supported_dtype(array.dtype):
+        if array.dtype.kind not in "biufc" or array.dtype.itemsize > 16:
             raise TypeError(f"cofactor cannot put arrays of dtype {array.dtype} on a device")
         array = array if array.flags.c_contiguous else array.copy()  # keeps 0-d arrays 0-d
         return cls(_transfer(device or default_device())(array))
