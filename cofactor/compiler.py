@@ -65,9 +65,18 @@ def _positional_treedef(count: int):
 
 def signature(args, kwargs):
     """(cache key, array leaves): arrays count by shape and dtype, other leaves by value."""
-    if not kwargs and all(type(a) is ConcreteArray or type(a) is np.ndarray for a in args):
+    if not kwargs:
         # The hot path of a compiled call: the same key the general path builds, without walking a tree.
-        return (_positional_treedef(len(args)), tuple(_leaf_key(a) for a in args)), args
+        avals = []
+        for a in args:
+            if type(a) is ConcreteArray:
+                avals.append(a.aval)
+            elif type(a) is np.ndarray:
+                avals.append((a.shape, a.dtype.str))
+            else:
+                break
+        else:
+            return (_positional_treedef(len(args)), tuple(avals)), args
     leaves, treedef = flatten((args, kwargs))
     key = (treedef, tuple(_leaf_key(leaf) for leaf in leaves))
     return key, [leaf for leaf in leaves if is_array(leaf)]

@@ -58,7 +58,8 @@ class TracedArray:
     def __array__(self, dtype=None, copy=None):
         raise located(ConcretizationError(
             "a traced array cannot become a NumPy array: its values are only known when the compiled "
-            "function runs (use NumPy functions on it, which cofactor traces)"))
+            "function runs (use NumPy functions on it, which cofactor traces; for a list of traced "
+            "arrays use np.stack)"))
 
     # --- values that Python needs now ----------------------------------------------------
     def _concrete(self, what):
