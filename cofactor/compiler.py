@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .errors import CompilationError, TracingError
+from .errors import CompilationError, TracingError, UnsupportedError
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
@@ -76,10 +76,40 @@ def signature(args, kwargs):
             else:
                 break
         else:
-            return (_positional_treedef(len(args)), tuple(avals)), args
+            if len(args) < 2 or len({id(a) for a in args}) == len(args):
+                return (_positional_treedef(len(args)), tuple(avals), None), args
     leaves, treedef = flatten((args, kwargs))
-    key = (treedef, tuple(_leaf_key(leaf) for leaf in leaves))
-    return key, [leaf for leaf in leaves if is_array(leaf)]
+    arrays = [leaf for leaf in leaves if is_array(leaf)]
+    ids = [id(a) for a in arrays]
+    # The same array passed twice is traced as one array (a write through one shows in the other).
+    aliases = None if len(set(ids)) == len(ids) else tuple(ids.index(i) for i in ids)
+    return (treedef, tuple(_leaf_key(leaf) for leaf in leaves), aliases), arrays
+
+
+def _check_writable(arrays, writebacks):
+    """Refuse, before running, arguments whose in-place update cannot reach the caller."""
+    host = [a for a in arrays if type(a) is np.ndarray]
+    for k, _ in writebacks:
+        arg = arrays[k]
+        if type(arg) is ConcreteArray:
+            continue
+        if not isinstance(arg, np.ndarray):
+            raise UnsupportedError(f"the function updates an argument of type {type(arg).__name__} in place; "
+                                   "only NumPy arrays and ConcreteArrays can be updated for the caller")
+        if not arg.flags.writeable:
+            raise ValueError("assignment destination is read-only")
+        if any(other is not arg and np.may_share_memory(arg, other) for other in host):
+            raise UnsupportedError("the function updates an argument in place that shares memory with another "
+                                   "argument (a view of it); pass the base array once instead")
+
+
+def _write_back(arg, buffer):
+    """Give the caller's array its updated value: a ConcreteArray takes the (donated) buffer,
+    a NumPy array gets the data copied in."""
+    if type(arg) is ConcreteArray:
+        arg.buffer = buffer
+    else:
+        np.copyto(arg, np.asarray(buffer))
 
 
 class Compiled:
@@ -93,13 +123,20 @@ class Compiled:
         self.trace = trace(fn, args, kwargs)
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize)
-        self.executable = Executable(self.mlir, self.trace.out_types)
+        self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)
         self._out_avals = [(t.shape, t.dtype.str) for t in self.trace.out_types]
         self._single_output = self.trace.out_treedef.kind == "leaf"
+        self._params = self.trace.params
+        self._writebacks = self.trace.writebacks
 
     def call_leaves(self, arrays):
         to_buffer = self.executable.to_buffer
-        outputs = self.executable([to_buffer(x) for x in arrays])
+        if self._writebacks:
+            _check_writable(arrays, self._writebacks)
+        params = arrays if self._params is None else [arrays[k] for k in self._params]
+        outputs = self.executable([to_buffer(x) for x in params])
+        for k, j in self._writebacks:
+            _write_back(arrays[k], outputs[j])
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 

@@ -44,6 +44,13 @@ def value(x, dtype=None) -> Value:
     return ops.constant(array.astype(dtype) if dtype is not None else array)
 
 
+def view(of, lens) -> TracedArray:
+    """What NumPy returns as a view of ``of``: reads and writes go through ``lens`` to ``of``."""
+    if not isinstance(of, TracedArray):
+        return TracedArray(lens.read(value(of)))  # a view of a constant: nothing to write back to
+    return TracedArray(None, of, lens)
+
+
 def wrap(v: Value) -> TracedArray:
     return TracedArray(v)
 

@@ -25,10 +25,10 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     target = _dtype(dtype, v.dtype)
     if not np.can_cast(v.dtype, target, casting=casting):
         raise TypeError(f"Cannot cast array data from {v.dtype!r} to {target!r} according to the rule '{casting}'")
-    return wrap(_convert(v, target))
+    return wrap(convert_like_numpy(v, target))
 
 
-def _convert(v, target):
+def convert_like_numpy(v, target):
     """NumPy's casts: complex to real drops the imaginary part, anything to bool tests non-zero."""
     if v.dtype == target:
         return v
@@ -82,7 +82,7 @@ _like("full_like", lambda args, kwargs: (args[0], args[1:]) if args else (kwargs
 def fill(a, val):
     if a.base is not None:
         raise UnsupportedError("ndarray.fill on a view is not supported yet")
-    a.value = ops.broadcast_in_dim(_convert(value(val), a.dtype), a.shape, ())
+    a.value = ops.broadcast_in_dim(convert_like_numpy(value(val), a.dtype), a.shape, ())
 
 
 @implements("ndarray.view")

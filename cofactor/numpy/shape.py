@@ -11,17 +11,21 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
+from ..tracing.views import BasicIndex, Broadcast, ReadOnly, Reshape, Transpose, full_slices
 from ._core import (axis_index, axis_tuple, broadcast_shapes, broadcast_to, compare, operator_index,
-                    reject, result_type, value, wrap)
+                    reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
 
 
-def view(of, v) -> TracedArray:
-    """A traced array for ``v`` that NumPy would return as a view of ``of``."""
-    base = of if isinstance(of, TracedArray) else None
-    if base is not None and base.base is not None:
-        base = base.base
-    return TracedArray(v, base)
+def _reshape_view(of, shape):
+    """A reshape is a view of an array that owns its data; of a view, only when it merely adds
+    or drops length-1 axes (otherwise NumPy may copy, and whether it does depends on strides)."""
+    lens = Reshape(shape)
+    if isinstance(of, TracedArray) and of.lens is not None \
+            and [d for d in shape if d != 1] != [d for d in of.shape if d != 1]:
+        return view(of, ReadOnly(lens, "writing into a reshaped view of another array is not supported; "
+                                       "reshape the base array instead", UnsupportedError))
+    return view(of, lens)
 
 
 def resolve_shape(shape, size) -> tuple:
@@ -51,11 +55,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = newshape if shape is None else shape
     v = value(a)
     shape = resolve_shape(shape, v.type.size)
-    if order == "F":
-        return view(a, _reverse_axes(ops.reshape(_reverse_axes(v), shape[::-1])))
+    if order == "F":  # a copy for C-ordered arrays
+        return wrap(_reverse_axes(ops.reshape(_reverse_axes(v), shape[::-1])))
     if order not in ("C", "A"):
         raise ValueError("order must be one of 'C', 'F', 'A'")
-    return view(a, ops.reshape(v, shape))
+    return _reshape_view(a, shape)
 
 
 @implements("ndarray.reshape")
@@ -91,7 +95,7 @@ def transpose(a, axes=None):
         axes = [axis_index(ax, v.type.rank) for ax in axes]
         if len(set(axes)) != len(axes):
             raise ValueError("repeated axis in transpose")
-    return view(a, ops.transpose(v, axes))
+    return view(a, Transpose(axes))
 
 
 @implements("ndarray.transpose")
@@ -112,7 +116,7 @@ def swapaxes(a, axis1, axis2):
     i, j = axis_index(axis1, v.type.rank), axis_index(axis2, v.type.rank)
     perm = list(range(v.type.rank))
     perm[i], perm[j] = perm[j], perm[i]
-    return view(a, ops.transpose(v, perm))
+    return view(a, Transpose(perm))
 
 
 @implements(np.moveaxis)
@@ -124,7 +128,7 @@ def moveaxis(a, source, destination):
     order = [n for n in range(v.type.rank) if n not in source]
     for dest, src in sorted(zip(destination, source)):
         order.insert(dest, src)
-    return view(a, ops.transpose(v, order))
+    return view(a, Transpose(order))
 
 
 def axis_tuple_ordered(axis, ndim):
@@ -139,7 +143,7 @@ def expand_dims(a, axis):
     out_ndim = v.type.rank + len(axis)
     axes = axis_tuple_ordered(axis, out_ndim)
     shape = iter(v.shape)
-    return view(a, ops.reshape(v, [1 if d in axes else next(shape) for d in range(out_ndim)]))
+    return view(a, Reshape([1 if d in axes else next(shape) for d in range(out_ndim)]))
 
 
 @implements(np.squeeze)
@@ -151,7 +155,7 @@ def squeeze(a, axis=None):
         axes = axis_tuple(axis, v.type.rank)
         if any(v.shape[d] != 1 for d in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-    return view(a, ops.reshape(v, [n for d, n in enumerate(v.shape) if d not in axes]))
+    return view(a, Reshape([n for d, n in enumerate(v.shape) if d not in axes]))
 
 
 @implements("ndarray.squeeze")
@@ -166,7 +170,7 @@ def broadcast_to_(array, shape, subok=False):
     if broadcast_shapes(v.shape, shape) != tuple(shape):
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
                          f"[original->remapped]: {v.shape} and requested shape {tuple(shape)}")
-    return view(array, broadcast_to(v, shape))
+    return view(array, ReadOnly(Broadcast(shape), "assignment destination is read-only"))
 
 
 @implements(np.broadcast_arrays)
@@ -183,7 +187,7 @@ def _atleast(ndim, place):
             shape = v.shape
             if len(shape) < ndim:
                 shape = place(shape)
-            out.append(view(a, ops.reshape(v, shape)))
+            out.append(view(a, Reshape(shape)))
         return out[0] if len(out) == 1 else tuple(out)
     return impl
 
@@ -280,17 +284,21 @@ def array_split(ary, indices_or_sections, axis=0):
         bounds = [0] + [min(max(int(i) + (n if int(i) < 0 else 0), 0), n) for i in indices_or_sections] + [n]
     parts = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        start = [0] * v.type.rank
-        limit = list(v.shape)
-        start[ax], limit[ax] = lo, max(lo, hi)
-        parts.append(view(ary, ops.slice(v, start, limit)))
+        items = full_slices(v.shape)
+        items[ax] = ("slice", lo, max(0, hi - lo), 1)
+        shape = list(v.shape)
+        shape[ax] = max(0, hi - lo)
+        parts.append(view(ary, BasicIndex(items, shape)))
     return parts
 
 
 @implements(np.flip)
 def flip(m, axis=None):
     v = value(m)
-    return view(m, ops.reverse(v, axis_tuple(axis, v.type.rank)))
+    items = full_slices(v.shape)
+    for ax in axis_tuple(axis, v.type.rank):
+        items[ax] = ("slice", v.shape[ax] - 1, v.shape[ax], -1)
+    return view(m, BasicIndex(items, v.shape))
 
 
 @implements(np.fliplr)

@@ -12,8 +12,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import ops
+from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements, implements_ufunc
-from ._core import broadcast_values, compare, dtype_of, full, reject, result_type, value, wrap
+from ..tracing.views import ComplexPart
+from ._core import broadcast_values, compare, dtype_of, full, reject, result_type, value, view, wrap
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -344,14 +346,17 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
 
 @implements(np.real)
 def real(val):
-    v = value(val)
-    return wrap(ops.real(v)) if v.dtype.kind == "c" else wrap(v)
+    if np.iscomplexobj(val):
+        return view(val, ComplexPart("real"))
+    return val if isinstance(val, TracedArray) else wrap(value(val))
 
 
 @implements(np.imag)
 def imag(val):
+    if np.iscomplexobj(val):
+        return view(val, ComplexPart("imag"))
     v = value(val)
-    return wrap(ops.imag(v)) if v.dtype.kind == "c" else wrap(full(v.shape, 0, v.dtype))
+    return wrap(full(v.shape, 0, v.dtype))
 
 
 @implements(np.angle)

@@ -9,19 +9,40 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConcretizationError, UnsupportedError, located
+from ..errors import ConcretizationError, located
 from ..ir import ops
 from ..ir.core import Value
 from . import dispatch
 
 
 class TracedArray:
-    __slots__ = ("value", "base")
+    """A traced array: either the owner of an IR value, or a view (``base`` + ``lens``)
+    whose value is read from, and written into, its base."""
+
+    __slots__ = ("_value", "base", "lens", "_read")
     __array_priority__ = 1000
 
-    def __init__(self, value: Value, base=None):
-        self.value = value
-        self.base = base  # the array this one is a view of (basic slicing), else None
+    def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None):
+        self._value = value
+        self.base = base  # the array this one is a view of, as in NumPy
+        self.lens = lens
+        self._read = None  # (base value, view value) of the last read
+
+    @property
+    def value(self) -> Value:
+        if self.lens is None:
+            return self._value
+        base_value = self.base.value
+        if self._read is None or self._read[0] is not base_value:
+            self._read = (base_value, self.lens.read(base_value))
+        return self._read[1]
+
+    @value.setter
+    def value(self, new: Value):
+        if self.lens is None:
+            self._value = new
+        else:
+            self.base.value = self.lens.write(self.base.value, new)
 
     # --- static properties ---------------------------------------------------------
     shape = property(lambda self: self.value.shape)
@@ -32,8 +53,8 @@ class TracedArray:
     nbytes = property(lambda self: self.value.type.size * self.value.dtype.itemsize)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
-    real = property(lambda self: np.real(self))
-    imag = property(lambda self: np.imag(self))
+    real = property(lambda self: np.real(self), lambda self, v: np.real(self).__setitem__(Ellipsis, v))
+    imag = property(lambda self: np.imag(self), lambda self, v: _set_imag(self, v))
 
     def __repr__(self):
         return f"TracedArray(shape={self.shape}, dtype={self.dtype})"
@@ -120,12 +141,15 @@ for _name, _ufunc in _COMPARISONS.items():
 
 
 
+def _set_imag(array, v):
+    if array.dtype.kind != "c":
+        raise located(TypeError("array does not have imaginary part to set"))
+    np.imag(array)[...] = v
+
+
 def _update(array, ufunc, other):
-    """``array op= other``: the same object holds the result, cast as NumPy's ``out=`` casts."""
-    if array.base is not None:
-        raise located(UnsupportedError(
-            f"in-place {ufunc.__name__} on a view of another array is not supported yet: the write "
-            "would not reach the base array; copy first (x = x.copy()) or write into the base"))
+    """``array op= other``: the same object (and the base it views) holds the result,
+    cast as NumPy's ``out=`` casts."""
     result = ufunc(array, other)
     if not np.can_cast(result.dtype, array.dtype, casting="same_kind"):
         raise located(TypeError(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TracingError, UnsupportedError
+from ..errors import TracingError
 from ..ir import ops
 from ..ir.core import Function, Module, insertion_point
 from ..ir.types import TensorType, is_supported_dtype
@@ -35,9 +35,10 @@ def argument_type(x) -> TensorType:
 @dataclass
 class Trace:
     module: Module
-    arg_types: list        # TensorType of each array leaf, in order
+    params: list | None    # for each function argument, the index of its array leaf (None: one each)
     out_treedef: TreeDef
-    out_types: list        # TensorType of each output leaf
+    out_types: list        # TensorType of each output leaf (write-backs not included)
+    writebacks: list       # (array leaf index, result index): arguments the function mutated
 
 
 def _output_value(leaf):
@@ -50,25 +51,31 @@ def _output_value(leaf):
 
 
 def trace(fn, args: tuple, kwargs: dict) -> Trace:
+    """Trace ``fn``; an array passed twice (the same object) is one argument, as it is one array."""
     leaves, treedef = flatten((args, kwargs))
-    array_positions = [i for i, leaf in enumerate(leaves) if is_array(leaf)]
-    arg_types = [argument_type(leaves[i]) for i in array_positions]
+    arrays = [leaf for leaf in leaves if is_array(leaf)]
+    first = {}
+    params = [first.setdefault(id(a), k) for k, a in enumerate(arrays)]
+    params = sorted(set(params))
     module = Module()
-    main = module.add(Function("main", arg_types))
+    main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
     with insertion_point(main.body):
-        traced = list(leaves)
-        for i, value in zip(array_positions, main.arguments):
-            traced[i] = TracedArray(value)
-        inputs = [(traced[i], traced[i].value) for i in array_positions]
+        traced_by_id = {id(arrays[k]): TracedArray(v) for k, v in zip(params, main.arguments)}
+        traced = [traced_by_id[id(leaf)] if is_array(leaf) else leaf for leaf in leaves]
+        inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
+        originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
         result = fn(*t_args, **t_kwargs)
-        for array, original in inputs:
-            if array.value is not original:
-                raise UnsupportedError(
-                    "the function updates one of its argument arrays in place; writing the update back "
-                    "to the caller is not supported yet (work on a copy: x = x.copy())")
         out_leaves, out_treedef = flatten(result)
         out_values = [_output_value(leaf) for leaf in out_leaves]
+        writebacks = []
+        for position, ((k, array), original) in enumerate(zip(inputs, originals)):
+            # NumPy scalars are immutable: an in-place operator on one only rebinds a local name.
+            if array.value is not original and not isinstance(arrays[k], np.generic):
+                writebacks.append((k, len(out_values)))
+                # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
+                main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
+                out_values.append(array.value)
         ops.return_(out_values)
     main.result_types = [v.type for v in out_values]
-    return Trace(module, arg_types, out_treedef, main.result_types)
+    return Trace(module, None if len(params) == len(arrays) else params, out_treedef, main.result_types[:len(out_leaves)], writebacks)

@@ -1,0 +1,163 @@
+"""Views: how an array made by basic slicing, reshape, transpose, ... reads from and writes
+into the array it views.
+
+A view holds its base and a lens.  Reading the view applies the lens to the
+base's current value; writing the view writes the base, so later reads of
+the base (and of every other view of it) see the write, as in NumPy.  The
+writes are dynamic_update_slice on the whole buffer where the view is a
+contiguous block, which XLA turns into in-place updates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import ops
+from ..ir.core import Value
+
+
+class Lens:
+    def read(self, base: Value) -> Value:
+        raise NotImplementedError
+
+    def write(self, base: Value, new: Value) -> Value:
+        """The base's new value after the view is overwritten with ``new`` (view shape, base dtype)."""
+        raise NotImplementedError
+
+
+class Transpose(Lens):
+    def __init__(self, perm):
+        self.perm = list(perm)
+
+    def read(self, base):
+        return ops.transpose(base, self.perm)
+
+    def write(self, base, new):
+        return ops.transpose(new, list(np.argsort(self.perm)))
+
+
+class Reshape(Lens):
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def read(self, base):
+        return ops.reshape(base, self.shape)
+
+    def write(self, base, new):
+        return ops.reshape(new, base.shape)
+
+
+class ComplexPart(Lens):
+    """``a.real`` / ``a.imag`` of a complex array."""
+
+    def __init__(self, part):
+        self.part = part
+
+    def read(self, base):
+        return ops.real(base) if self.part == "real" else ops.imag(base)
+
+    def write(self, base, new):
+        re, im = (new, ops.imag(base)) if self.part == "real" else (ops.real(base), new)
+        return ops.complex(re, im)
+
+
+class ReadOnly(Lens):
+    """A view NumPy forbids writing (np.broadcast_to), or one cofactor cannot write through."""
+
+    def __init__(self, inner: Lens, reason: str, error=ValueError):
+        self.inner, self.reason, self.error = inner, reason, error
+
+    def read(self, base):
+        return self.inner.read(base)
+
+    def write(self, base, new):
+        raise self.error(self.reason)
+
+
+def _index_constant(i):
+    return ops.constant(np.array(i, dtype=np.int64))
+
+
+class BasicIndex(Lens):
+    """Integers, slices (any step), None and traced integer scalars, one entry per base axis.
+
+    ``items`` holds per base axis either ``("slice", start, count, step)`` (already
+    normalised, step may be negative) or ``("index", i)`` with ``i`` an int or a traced
+    0-d integer Value; ``shape`` is the view's shape (with None axes inserted).
+    """
+
+    def __init__(self, items, shape):
+        self.items = items
+        self.shape = tuple(shape)
+
+    def _block(self, base):
+        """Per axis: (start, size, step) in ascending base order, and the axes read backwards."""
+        starts, sizes, steps, backwards = [], [], [], []
+        for axis, item in enumerate(self.items):
+            n = base.shape[axis]
+            if item[0] == "index":
+                i = item[1]
+                if isinstance(i, Value):  # traced: wrap negatives like NumPy
+                    zero = ops.constant(np.zeros((), i.dtype))
+                    i = ops.select(ops.compare(i, zero, "LT", "SIGNED" if i.dtype.kind == "i" else "UNSIGNED"),
+                                   ops.binary("stablehlo.add", i, ops.constant(np.array(n, i.dtype))), i)
+                    i = ops.convert(i, np.int64)
+                starts.append(i)
+                sizes.append(1)
+                steps.append(1)
+            else:
+                _, start, count, step = item
+                if not count:
+                    start = 0
+                elif step < 0:
+                    start, step = start + (count - 1) * step, -step
+                    backwards.append(axis)
+                starts.append(start)
+                sizes.append(count)
+                steps.append(step)
+        return starts, sizes, steps, backwards
+
+    def read(self, base):
+        starts, sizes, steps, backwards = self._block(base)
+        if any(isinstance(s, Value) for s in starts):
+            block = ops.dynamic_slice(base, [s if isinstance(s, Value) else _index_constant(s) for s in starts],
+                                      sizes)
+        else:
+            limits = [s + (c - 1) * st + 1 if c else s for s, c, st in zip(starts, sizes, steps)]
+            block = ops.slice(base, starts, limits, steps)
+        return ops.reshape(ops.reverse(block, backwards), self.shape)
+
+    def write(self, base, new):
+        starts, sizes, steps, backwards = self._block(base)
+        if 0 in sizes:
+            return base
+        block = ops.reverse(ops.reshape(new, sizes), backwards)
+        if all(st == 1 for st in steps):
+            return ops.dynamic_update_slice(
+                base, block, [s if isinstance(s, Value) else _index_constant(s) for s in starts])
+        if any(isinstance(s, Value) for s in starts):
+            raise UnsupportedError("writing through a strided slice combined with a traced index")
+        # A strided block: spread it over the base with interior padding and select it in.
+        low = starts
+        high = [n - (s + (c - 1) * st + 1) for n, s, c, st in zip(base.shape, starts, sizes, steps)]
+        interior = [st - 1 for st in steps]
+        spread = ops.pad(block, ops.constant(np.zeros((), base.dtype)), low, high, interior)
+        mask = ops.pad(ops.broadcast_in_dim(ops.constant(np.array(True)), sizes, ()),
+                       ops.constant(np.array(False)), low, high, interior)
+        return ops.select(mask, spread, base)
+
+
+class Broadcast(Lens):
+    """``np.broadcast_to``: read-only in NumPy, so always wrapped in ReadOnly."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def read(self, base):
+        lead = len(self.shape) - base.type.rank
+        return ops.broadcast_in_dim(base, self.shape, range(lead, len(self.shape)))
+
+
+def full_slices(shape):
+    """BasicIndex items selecting a whole array of ``shape`` (to be edited per axis)."""
+    return [("slice", 0, n, 1) for n in shape]
