@@ -10,11 +10,11 @@ from ..ir import ops
 from ..ir.core import Value
 from ..tracing.array import TracedArray
 
-PYTHON_SCALARS = (bool, int, float, complex)
+PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool_
 
 
 def is_weak(x) -> bool:
-    """A Python scalar: its dtype yields to arrays' under NEP 50."""
+    """A Python int, float or complex: its dtype yields to arrays' under NEP 50."""
     return type(x) in PYTHON_SCALARS
 
 

@@ -80,8 +80,6 @@ _like("full_like", lambda args, kwargs: (args[0], args[1:]) if args else (kwargs
 
 @implements("ndarray.fill")
 def fill(a, val):
-    if a.base is not None:
-        raise UnsupportedError("ndarray.fill on a view is not supported yet")
     a.value = ops.broadcast_in_dim(convert_like_numpy(value(val), a.dtype), a.shape, ())
 
 

@@ -7,6 +7,7 @@ converted and broadcast to that loop.  One table entry per ufunc.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -76,8 +77,19 @@ def _logical(name):
     return lambda *vs: ops.binary(name, *[_truthy(v) for v in vs])
 
 
+def _compare_mixed_sign(x, y, direction):
+    """NumPy's exact int64-against-uint64 loop: a negative int64 is below every uint64."""
+    signed = x if _is("i", x) else y
+    negative = compare(signed, _like(signed, 0), "LT")
+    below = direction in (("LT", "LE", "NE") if signed is x else ("GT", "GE", "NE"))
+    unsigned = [ops.convert(v, np.uint64) for v in (x, y)]
+    return ops.select(negative, full(negative.shape, below, np.bool_), compare(*unsigned, direction))
+
+
 def _compare(direction):
     def kernel(x, y):
+        if x.dtype != y.dtype:
+            return _compare_mixed_sign(x, y, direction)
         if _is("c", x) and direction not in ("EQ", "NE"):
             # NumPy orders complex numbers lexicographically.
             xr, yr, xi, yi = ops.real(x), ops.real(y), ops.imag(x), ops.imag(y)
@@ -175,11 +187,19 @@ def _absolute(x):
 def _sign(x):
     if _is("bu", x):
         return ops.convert(compare(x, _like(x, 0), "NE"), x.dtype)
+    if _is("f", x):  # NumPy's sign of -0.0 is +0.0
+        return ops.select(compare(x, _like(x, 0), "EQ"), _like(x, 0), ops.unary("stablehlo.sign", x))
     return ops.unary("stablehlo.sign", x)
 
 
 def _rounding(name):
-    return lambda x: x if _is("biu", x) else ops.unary(name, x)
+    def kernel(x):
+        if _is("biu", x):
+            return x
+        if _is("c", x):  # rint rounds both parts
+            return ops.complex(kernel(ops.real(x)), kernel(ops.imag(x)))
+        return ops.unary(name, x)
+    return kernel
 
 
 def _trunc(x):
@@ -288,6 +308,21 @@ KERNELS = {
 }
 
 
+_COMPARISONS = {np.equal: operator.eq, np.not_equal: operator.ne, np.less: operator.lt,
+                np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge}
+
+
+def _out_of_range_comparison(ufunc, inputs, loop):
+    """NumPy compares integers with a Python int beyond their dtype's range exactly (uint8 < 300
+    is True everywhere): that constant result, or None."""
+    for i, (x, dt) in enumerate(zip(inputs, loop)):
+        if type(x) is int and dt.kind in "iu" and not np.iinfo(dt).min <= x <= np.iinfo(dt).max:
+            inside = np.iinfo(dt).max if x > 0 else np.iinfo(dt).min  # every value of dt compares alike
+            outcome = _COMPARISONS[ufunc](*((x, inside) if i == 0 else (inside, x)))
+            return wrap(full(value(inputs[1 - i]).shape, outcome, np.bool_))
+    return None
+
+
 def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     """Call ``ufunc`` on traced operands the way NumPy would: loop dtypes, broadcasting, results."""
     if len(inputs) != ufunc.nin:
@@ -297,6 +332,8 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     if dtype is not None:
         options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
     loop = ufunc.resolve_dtypes(types, **options)
+    if ufunc in _COMPARISONS and (result := _out_of_range_comparison(ufunc, inputs, loop)) is not None:
+        return result
     operands = broadcast_values(*[value(x, dt) for x, dt in zip(inputs, loop)])
     results = KERNELS[ufunc](*operands)
     results = results if isinstance(results, tuple) else (results,)
@@ -336,6 +373,11 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     high = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
     if out is not None:
         raise UnsupportedError("numpy.clip(..., out=...) is not supported yet")
+    kind = dtype_of(a)
+    if np.dtype(kind).kind in "iu":  # as NumPy: Python-int bounds beyond the dtype's range do nothing
+        info = np.iinfo(kind)
+        low = None if type(low) is int and low <= info.min else low
+        high = None if type(high) is int and high >= info.max else high
     result = a
     if low is not None:
         result = np.maximum(result, low, **kwargs)
@@ -361,13 +403,12 @@ def imag(val):
 
 @implements(np.angle)
 def angle(z, deg=False):
-    v = value(z)
-    if v.dtype.kind != "c":
-        v = ops.convert(v, np.float64 if v.dtype.kind in "biu" else v.dtype)
-        result = ops.binary("stablehlo.atan2", full(v.shape, 0, v.dtype), v)
+    """As NumPy: arctan2 of the parts, with a Python 0 as the imaginary part of real input."""
+    if np.iscomplexobj(z):
+        result = apply(np.arctan2, np.imag(z), np.real(z))
     else:
-        result = ops.binary("stablehlo.atan2", ops.imag(v), ops.real(v))
-    return wrap(_scale(180 / math.pi)(result)) if deg else wrap(result)
+        result = apply(np.arctan2, 0, z if isinstance(z, TracedArray) else np.asarray(z))
+    return wrap(_scale(180 / math.pi)(result.value)) if deg else result
 
 
 @implements(np.conj, np.conjugate)
@@ -375,22 +416,29 @@ def conj(x, *args, **kwargs):
     return apply(np.conjugate, x)
 
 
+@implements("ndarray.conj", "ndarray.conjugate")
+def conj_method(a):
+    """Unlike the ufunc (which makes booleans int8), the method returns a real array itself."""
+    return apply(np.conjugate, a) if a.dtype.kind == "c" else a
+
+
 @implements(np.around, np.round)
 def around(a, decimals=0, out=None):
     if out is not None:
         raise UnsupportedError("numpy.round(..., out=...) is not supported yet")
     v = value(a)
-    if v.dtype.kind in "biu":
-        if decimals >= 0:
-            return wrap(v)
-        factor = full(v.shape, 10 ** -decimals, v.dtype)
-        return wrap(ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", v, factor), factor))
+    if v.dtype.kind in "iu" and decimals >= 0:
+        return wrap(v)
     if v.dtype.kind == "c":
         return wrap(ops.complex(value(around(wrap(ops.real(v)), decimals)), value(around(wrap(ops.imag(v)), decimals))))
     if decimals == 0:
-        return wrap(ops.unary("stablehlo.round_nearest_even", v))
-    # NumPy scales, rounds half to even, and unscales.
-    factor = full(v.shape, 10.0 ** abs(decimals), v.dtype)
+        return apply(np.rint, wrap(v))  # booleans round in float16, as NumPy's rint does
+    if v.dtype.kind == "b":
+        raise TypeError("Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with "
+                        "casting rule 'same_kind'")
+    # NumPy scales, rounds half to even, and unscales; integers in float64, cast back.
+    work = np.dtype(np.float64) if v.dtype.kind in "iu" else v.dtype
+    factor = full(v.shape, 10.0 ** abs(decimals), work)
     scale, unscale = ("stablehlo.multiply", "stablehlo.divide") if decimals > 0 else ("stablehlo.divide", "stablehlo.multiply")
-    rounded = ops.unary("stablehlo.round_nearest_even", ops.binary(scale, v, factor))
-    return wrap(ops.binary(unscale, rounded, factor))
+    rounded = ops.unary("stablehlo.round_nearest_even", ops.binary(scale, ops.convert(v, work), factor))
+    return wrap(ops.convert(ops.binary(unscale, rounded, factor), v.dtype))

@@ -169,8 +169,7 @@ TracedArray.__invert__ = lambda self: np.invert(self)
 # Methods that are the NumPy function of the same name with the array first.
 _FUNCTION_METHODS = [
     "sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all",
-    "cumsum", "cumprod", "swapaxes", "repeat", "argsort", "dot", "clip", "round", "conj",
-    "conjugate", "trace", "diagonal", "nonzero", "take", "ptp", "searchsorted", "compress",
+    "cumsum", "cumprod", "swapaxes", "repeat", "argsort", "dot", "clip", "round", "trace", "diagonal", "nonzero", "take", "ptp", "searchsorted", "compress",
 ]
 
 
@@ -184,7 +183,7 @@ for _name in _FUNCTION_METHODS:
 
 # Methods whose signature differs from the NumPy function's (``x.reshape(2, 3)``).
 for _name in ["reshape", "transpose", "astype", "copy", "flatten", "ravel", "squeeze", "view",
-              "fill", "sort"]:
+              "fill", "sort", "conj", "conjugate"]:
     setattr(TracedArray, _name, (lambda n: lambda self, *args, **kwargs:
                                  dispatch.call_method(n, (self, *args), kwargs))(_name))
 

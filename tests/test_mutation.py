@@ -1,0 +1,177 @@
+"""In-place updates, views and write-back, compared against NumPy run on copies of the arguments."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+rng = np.random.default_rng(7)
+
+
+def check_mutation(f, *args, device=False):
+    """Run f in NumPy on copies and through cofactor; compare results and every argument after."""
+    expected_args = [a.copy() for a in args]
+    expected = f(*expected_args)
+    given = [cf.to_device(a) for a in args] if device else [a.copy() for a in args]
+    got = cf.jit(f)(*given)
+    for g, e in zip(given, expected_args):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-12, atol=0)
+        assert np.asarray(g).dtype == e.dtype
+    if expected is not None:
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+    return given
+
+
+def slice_updates(a, b):
+    a[1:-1] += 0.5 * b[1:-1]
+    a[0] = 7
+    a[::2] = a[::2] * 2
+    a[::-3] = 1.5
+    b[-2:] -= a[:2]
+
+
+def view_writes(m):
+    row = m[0]
+    row *= 2            # a view: changes m
+    m[1] = m[0] + 1     # reads the updated row
+    m[:, 2] = 3
+    r = m[2]
+    r[1:] = 9           # view of a view
+    m.T[0] = -1         # through a transpose
+    col = m[..., None][1:, 3, 0]
+    col += 100          # through None and Ellipsis
+    m[m > 50] = 0       # boolean mask
+    flipped = np.flip(m, 1)
+    flipped[3, 0] = 0.25
+
+
+def returns_its_argument(x):
+    x *= 3
+    x[0] = -1
+    return x
+
+
+def traced_index_writes(a, i):
+    a[i] = 5.0
+    a[-1] += a[i]
+
+
+@pytest.mark.parametrize("device", [False, True], ids=["numpy", "ConcreteArray"])
+def test_slice_updates(device):
+    check_mutation(slice_updates, rng.standard_normal(10), rng.standard_normal(10), device=device)
+
+
+@pytest.mark.parametrize("device", [False, True], ids=["numpy", "ConcreteArray"])
+def test_writes_through_views(device):
+    check_mutation(view_writes, rng.standard_normal((4, 4)) * 20, device=device)
+
+
+@pytest.mark.parametrize("device", [False, True], ids=["numpy", "ConcreteArray"])
+def test_returned_argument_equals_the_updated_argument(device):
+    given = check_mutation(returns_its_argument, rng.standard_normal(5), device=device)
+    assert given[0].shape == (5,)
+
+
+def test_donated_concrete_array_is_rebound_not_copied():
+    x = cf.to_device(np.arange(4.0))
+    old = x.buffer
+    cf.jit(returns_its_argument)(x)
+    assert old.is_deleted() and not x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(x), [-1.0, 3.0, 6.0, 9.0])
+
+
+def test_traced_integer_index_reads_and_writes():
+    def f(a, i):
+        traced_index_writes(a, i)
+        return a[i]
+
+    fj = cf.jit(f)
+    for i in [np.int64(2), np.int64(-3)]:  # NumPy scalars are traced, so one compile serves both
+        a, e = rng.standard_normal(6), None
+        e = a.copy()
+        want = f(e, i)
+        got = fj(a, i)
+        np.testing.assert_allclose(a, e, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert len(fj.cache) == 1
+
+
+def test_complex_parts_are_views():
+    def f(z):
+        z.imag[1] = 5
+        z.real *= 2
+
+    check_mutation(f, rng.standard_normal(4) + 1j * rng.standard_normal(4))
+
+
+def test_assignment_casts_like_numpy():
+    def f(a, b):
+        a[0] = 2.7          # float into int: truncates
+        a[1:3] = b[:2]      # float array into int array
+        b[0] = True
+
+    check_mutation(f, np.arange(5, dtype=np.int32), rng.standard_normal(3) * 10)
+
+
+def test_assignment_errors_are_numpys():
+    def too_long(a):
+        a[:2] = np.ones(3)
+
+    with pytest.raises(ValueError, match="could not broadcast input array from shape"):
+        cf.jit(too_long)(np.zeros(4))
+    with pytest.raises(OverflowError):
+        cf.jit(lambda a: a.__setitem__(0, 300))(np.zeros(3, dtype=np.int8))
+    with pytest.raises(TypeError):  # NumPy's out= casting rule for in-place operators
+        cf.jit(lambda a: a.__iadd__(1.5))(np.zeros(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="read-only"):
+        cf.jit(lambda a: np.broadcast_to(a, (2, 3)).__setitem__(0, 1))(np.zeros(3))
+
+
+def test_same_array_passed_twice_is_one_array():
+    def f(a, b):
+        a[0] = 100
+        return b.sum()
+
+    x = np.ones(3)
+    got = cf.jit(f)(x, x)
+    assert float(np.asarray(got)) == 102.0 and x[0] == 100
+
+
+def test_overlapping_numpy_arguments_are_refused():
+    def f(a, b):
+        a[0] = 1
+
+    base = np.zeros(4)
+    with pytest.raises(cf.UnsupportedError, match="shares memory"):
+        cf.jit(f)(base[:2], base[1:3])
+
+
+def test_read_only_numpy_argument_is_refused():
+    x = np.zeros(3)
+    x.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        cf.jit(returns_its_argument)(x)
+
+
+def test_fill_updates_the_argument():
+    def f(a):
+        a[1:].fill(4)
+
+    check_mutation(f, rng.standard_normal(4))
+
+
+def test_three_point_stencil_60_steps_on_two_arrays():
+    """Time-stepped slice updates (issue check): NumPy's arrays to 1e-12 after 60 steps."""
+    def stencil(a, b):
+        for _ in range(60):
+            b[1:-1] = 0.33333 * (a[:-2] + a[1:-1] + a[2:])
+            a[1:-1] = 0.33333 * (b[:-2] + b[1:-1] + b[2:])
+
+    check_mutation(stencil, rng.standard_normal(32), rng.standard_normal(32))
+
+
+def test_advanced_index_writes_are_refused_clearly():
+    with pytest.raises(cf.UnsupportedError, match="advanced indexing"):
+        cf.jit(lambda a: a.__setitem__(np.array([0, 2]), 1.0))(np.zeros(4))
+    with pytest.raises(cf.UnsupportedError, match="data-dependent"):
+        cf.jit(lambda a: a.__setitem__(a > 0, np.ones(4)))(np.zeros(4))
