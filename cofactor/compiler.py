@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .errors import CompilationError, TracingError, UnsupportedError
+from .convert.calls import converted
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
@@ -120,7 +121,7 @@ class Compiled:
         self.fn = fn
         self.optimize = optimize
         self.key, _ = signature(args, kwargs)
-        self.trace = trace(fn, args, kwargs)
+        self.trace = trace(converted(fn), args, kwargs)
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize)
         self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .compiler import Compiled, optimize_mlir
+from .convert.calls import converted
 from .passes import runner
 from .tracing.trace import trace
 
@@ -9,7 +10,7 @@ from .tracing.trace import trace
 def code_hlo(fn, *args, optimize=True, **kwargs) -> str:
     """StableHLO of ``fn`` on these arguments: after the optimization pipeline, or the raw
     trace with ``optimize=False`` (pretty-printed by MLIR)."""
-    raw = str(trace(fn, args, kwargs).module)
+    raw = str(trace(converted(fn), args, kwargs).module)
     if optimize is False:
         return runner.run(raw, "none")
     return optimize_mlir(raw, optimize)

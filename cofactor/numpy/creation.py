@@ -7,7 +7,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..ir.types import is_supported_dtype
 from ..tracing.array import TracedArray
-from ..tracing.dispatch import implements
+from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ._core import full, value, wrap
 from .shape import resolve_shape
 
@@ -86,3 +86,117 @@ def fill(a, val):
 @implements("ndarray.view")
 def view_method(a, *args, **kwargs):
     raise UnsupportedError("ndarray.view is not supported on traced arrays")
+
+
+# --- array constructors called inside converted user code ------------------------------------
+
+def _traced_constant(array) -> TracedArray:
+    return TracedArray(value(np.asarray(array)))
+
+
+def _static(name, *args):
+    if any(isinstance(a, TracedArray) for a in args):
+        raise UnsupportedError(f"numpy.{name} with traced arguments has a data-dependent shape; "
+                               "its arguments must be known at compile time")
+
+
+def _filled(fill):
+    def make(shape, dtype=float, order="C", *, like=None, device=None):
+        shape = resolve_shape(shape, int(np.prod(shape, dtype=np.int64)))
+        target = _dtype(dtype, float)
+        return wrap(full(shape, np.array(fill).astype(target), target))
+    return make
+
+
+constructs(np.zeros, np.empty)(_filled(0))
+constructs(np.ones)(_filled(1))
+
+
+@constructs(np.ndarray)
+def ndarray(shape, dtype=float, *args, **kwargs):
+    if args or kwargs:
+        raise UnsupportedError("numpy.ndarray(...) with a buffer, offset or strides is not supported")
+    return _filled(0)(shape, dtype)
+
+
+@constructs(np.full)
+def full_(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
+    shape = resolve_shape(shape, int(np.prod(shape, dtype=np.int64)))
+    fill = fill_value if isinstance(fill_value, TracedArray) else np.asarray(fill_value)
+    target = _dtype(dtype, fill.dtype)
+    return wrap(ops.convert(np.broadcast_to(wrap(value(fill)), shape).value, target))
+
+
+@constructs(np.arange)
+def arange(*args, **kwargs):
+    _static("arange", *args, *kwargs.values())
+    return _traced_constant(np.arange(*args, **kwargs))
+
+
+@constructs(np.eye)
+def eye(*args, **kwargs):
+    _static("eye", *args, *kwargs.values())
+    return _traced_constant(np.eye(*args, **kwargs))
+
+
+@constructs(np.identity)
+def identity(*args, **kwargs):
+    _static("identity", *args, *kwargs.values())
+    return _traced_constant(np.identity(*args, **kwargs))
+
+
+@constructs(np.linspace)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    if not (isinstance(start, TracedArray) or isinstance(stop, TracedArray)):
+        return _traced_constant(np.linspace(start, stop, num, endpoint, retstep, dtype, axis))
+    if retstep or axis != 0 or np.ndim(start) or np.ndim(stop):
+        raise UnsupportedError("numpy.linspace with traced bounds supports scalar start/stop, axis=0, "
+                               "retstep=False")
+    # NumPy's formula: start + arange(num) * ((stop - start) / div), and the last point exactly stop.
+    div = (num - 1) if endpoint else num
+    steps = np.arange(num, dtype=np.float64)
+    delta = np.subtract(stop, start)
+    y = np.add(np.multiply(steps, np.true_divide(delta, div) if div > 0 else delta), start)
+    if endpoint and num > 1:
+        y[-1] = stop
+    target = _dtype(dtype, np.result_type(y.dtype, float))
+    return astype(y, target)
+
+
+def _nested(obj):
+    """A traced array for a (nested) sequence holding traced arrays; None if it holds none."""
+    if isinstance(obj, TracedArray):
+        return obj
+    if isinstance(obj, (list, tuple)) and obj:
+        parts = [_nested(o) for o in obj]
+        if any(p is not None for p in parts):
+            items = [p if p is not None else np.asarray(o) for p, o in zip(parts, obj)]
+            return np.stack(items)
+    return None
+
+
+@constructs(np.array)
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    traced = _nested(object)
+    if traced is None:
+        return _traced_constant(np.array(object, dtype=dtype, ndmin=ndmin))
+    result = astype(traced, dtype) if dtype is not None else TracedArray(traced.value)
+    if ndmin > result.ndim:
+        result = wrap(ops.reshape(result.value, (1,) * (ndmin - result.ndim) + result.shape))
+    return result
+
+
+@constructs(np.asarray, np.asanyarray, np.ascontiguousarray)
+def asarray(a, dtype=None, *args, **kwargs):
+    if isinstance(a, TracedArray) and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a  # no copy, as NumPy: writes through the result change ``a``
+    return array(a, dtype)
+
+
+@constructs(np.copy)
+def copy_constructor(a, order="K", subok=False):
+    return array(a)
+
+
+for _name in ["zeros_like", "ones_like", "empty_like", "full_like"]:
+    constructs(getattr(np, _name))(FUNCTIONS[getattr(np, _name)])

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.dispatch import implements
 from ._core import axis_index, axis_tuple, compare, full, reject, value, wrap
@@ -109,6 +110,13 @@ _logical("any", np.logical_or)
 _logical("all", np.logical_and)
 
 
+def _require_inexact(name, dtype):
+    """mean/var/std with an integer or bool ``dtype=`` truncate in ways not worth imitating."""
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise UnsupportedError(f"numpy.{name}(..., dtype={np.dtype(dtype)}) is not supported by cofactor; "
+                               "only float and complex dtypes are")
+
+
 def _count(shape, axes) -> int:
     return int(np.prod([shape[i] for i in axes], dtype=np.int64))
 
@@ -116,6 +124,7 @@ def _count(shape, axes) -> int:
 @implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     reject("numpy.mean", out=(out, None), where=(where, _NO))
+    _require_inexact("mean", dtype)
     v = value(a)
     axes = axis_tuple(axis, v.type.rank)
     result_dtype = numpy_dtype(np.mean, v.dtype, dtype=dtype)
@@ -127,8 +136,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     return wrap(_keep(r, axes, keepdims, v.type.rank))
 
 
-def _variance(v, axes, ddof, result_dtype):
-    acc = np.result_type(v.dtype, np.float64) if v.dtype.kind in "biu" else v.dtype
+def _variance(v, axes, ddof, dtype, result_dtype):
+    """As NumPy: in ``dtype`` if given, else in float64 for integers and bools."""
+    acc = np.dtype(dtype if dtype is not None else np.float64 if v.dtype.kind in "biu" else v.dtype)
     x = ops.convert(v, acc)
     n = _count(v.shape, axes)
     total = reduce_ufunc(x, axes, np.add)
@@ -153,10 +163,11 @@ def _spread(name, root):
         reject(f"numpy.{name}", out=(out, None), where=(where, _NO), mean=(mean, _NO))
         if correction is not _NO:
             ddof = correction
+        _require_inexact(name, dtype)
         v = value(a)
         axes = axis_tuple(axis, v.type.rank)
         result_dtype = numpy_dtype(func, v.dtype, dtype=dtype)
-        r = _variance(v, axes, ddof, result_dtype)
+        r = _variance(v, axes, ddof, dtype, result_dtype)
         if root:
             r = ops.unary("stablehlo.sqrt", r)
         return wrap(_keep(r, axes, keepdims, v.type.rank))

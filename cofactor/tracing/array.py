@@ -80,7 +80,8 @@ class TracedArray:
         raise located(ConcretizationError(
             "a traced array cannot become a NumPy array: its values are only known when the compiled "
             "function runs (use NumPy functions on it, which cofactor traces; for a list of traced "
-            "arrays use np.stack)"))
+            "arrays use np.stack; to write traced values into an array, create it inside the compiled "
+            "function, e.g. out = np.zeros(n))"))
 
     # --- values that Python needs now ----------------------------------------------------
     def _concrete(self, what):

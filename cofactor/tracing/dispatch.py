@@ -17,12 +17,23 @@ from ..errors import UnsupportedError, located
 
 FUNCTIONS: dict = {}   # numpy function (or method name "ndarray.x") -> implementation
 UFUNCS: dict = {}      # (ufunc, method) -> implementation
+CONSTRUCTORS: dict = {}  # numpy array constructor -> traced version, used by converted user code
 
 
 def implements(*numpy_functions):
     def register(impl):
         for f in numpy_functions:
             FUNCTIONS[f] = impl
+        return impl
+    return register
+
+
+def constructs(*numpy_functions):
+    """Register the traced version of an array constructor (np.zeros, np.array, ...)."""
+    def register(impl):
+        wrapped = with_user_location(impl)
+        for f in numpy_functions:
+            CONSTRUCTORS[f] = wrapped
         return impl
     return register
 

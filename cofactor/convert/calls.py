@@ -1,0 +1,33 @@
+"""What a call inside converted user code does while it is traced.
+
+NumPy's array constructors get traced versions (so ``out = np.zeros(n)`` can
+then be filled with traced values, and ``np.array([t, 1.0])`` works); user
+functions are converted in turn; everything else is called as it is.
+"""
+from __future__ import annotations
+
+import types
+
+from ..tracing.dispatch import CONSTRUCTORS
+from .source import convert, is_user_function
+
+
+def call(fn, *args, **kwargs):
+    try:
+        constructor = CONSTRUCTORS.get(fn)
+    except TypeError:  # unhashable callables
+        constructor = None
+    if constructor is not None:
+        return constructor(*args, **kwargs)
+    if is_user_function(fn):
+        return convert(fn, call)(*args, **kwargs)
+    if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
+        return convert(fn.__func__, call)(fn.__self__, *args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+def converted(fn):
+    """``fn`` ready to trace: its calls (and its callees' calls) go through ``call``."""
+    if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
+        return types.MethodType(convert(fn.__func__, call), fn.__self__)
+    return convert(fn, call)

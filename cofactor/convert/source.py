@@ -1,0 +1,110 @@
+"""Source conversion: re-compile a user's function so that every call it makes goes
+through ``calls.call``, which can substitute traced versions of NumPy's array
+constructors and convert the user functions it calls in turn.
+
+Library code (NumPy, the standard library, installed packages) is never converted,
+and a function whose source cannot be read runs as it is.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import sysconfig
+import textwrap
+import types
+
+_CALL = "__cofactor_call__"
+_FACTORY = "__cofactor_factory__"
+# Calls that must see the caller's own frame.
+_FRAME_SENSITIVE = {"super", "locals", "globals", "vars", "eval", "exec"}
+_LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for p in (
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))})
+
+
+class _RouteCalls(ast.NodeTransformer):
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _FRAME_SENSITIVE:
+            return node
+        return ast.copy_location(ast.Call(func=ast.Name(_CALL, ast.Load()),
+                                          args=[node.func, *node.args], keywords=node.keywords), node)
+
+
+def is_user_function(fn) -> bool:
+    """A plain Python function written by the user (not NumPy's, not the standard library's)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    filename = fn.__code__.co_filename
+    if filename.startswith("<"):
+        return False
+    return not os.path.realpath(filename).startswith(_LIBRARY_DIRS)
+
+
+def _function_node(fn):
+    """The FunctionDef (or Lambda) node of ``fn``'s source, and the line the source starts on."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None, 0
+    source = textwrap.dedent("".join(lines))
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # e.g. a lambda whose source lines are part of a larger expression
+        return None, 0
+    name = fn.__code__.co_name
+    candidates = [n for n in ast.walk(tree)
+                  if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
+                  or (name == "<lambda>" and isinstance(n, ast.Lambda))]
+    if name == "<lambda>":
+        args = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+        candidates = [n for n in candidates if [a.arg for a in n.args.args] == args]
+    return (candidates[0], first) if len(candidates) == 1 else (None, 0)
+
+
+def _compile_factory(fn):
+    """The converted function, compiled as a factory that takes ``call`` and the free variables."""
+    code = fn.__code__
+    node, first = _function_node(fn)
+    if node is None:
+        return None
+    node = _RouteCalls().visit(node)
+    if isinstance(node, ast.Lambda):
+        body = [ast.Return(node)]
+    else:
+        node.decorator_list = []
+        body = [node, ast.Return(ast.Name(node.name, ast.Load()))]
+    params = [_CALL, *code.co_freevars]
+    factory = ast.FunctionDef(
+        name=_FACTORY, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
+                                          kw_defaults=[], defaults=[]),
+        body=body, decorator_list=[], returns=None)
+    module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
+    ast.increment_lineno(module, first - 1)  # tracebacks and error messages show the user's lines
+    namespace = {}
+    exec(compile(module, code.co_filename, "exec"), fn.__globals__, namespace)
+    return namespace[_FACTORY]
+
+
+_factories: dict = {}  # code object -> compiled factory (None: not convertible)
+
+
+def convert(fn, call):
+    """``fn`` with its calls routed through ``call``; ``fn`` itself if it cannot be converted."""
+    if not is_user_function(fn):
+        return fn
+    if fn.__code__ not in _factories:
+        _factories[fn.__code__] = _compile_factory(fn)
+    factory = _factories[fn.__code__]
+    if factory is None:
+        return fn
+    try:
+        free = [cell.cell_contents for cell in fn.__closure__ or ()]
+    except ValueError:  # a closure variable not yet assigned
+        return fn
+    new = factory(call, *free)
+    new.__defaults__, new.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    return new
+
+
