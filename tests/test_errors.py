@@ -64,7 +64,21 @@ def test_unsupported_keyword_is_named():
 
 def test_traced_array_cannot_become_a_numpy_array():
     with pytest.raises(cf.ConcretizationError, match="cannot become a NumPy array"):
-        cf.jit(lambda x: np.asarray(x))(np.ones(2))
+        cf.jit(lambda x: np.sum([x, x]))(np.ones(2))  # NumPy converts the list itself
+
+
+def test_writing_traced_values_into_a_numpy_array_explains():
+    table = np.zeros(3)  # made outside the function: a NumPy array, not traced
+
+    def f(x):
+        table[0] = x.sum()
+        return table
+
+    with pytest.raises(ValueError) as info:  # NumPy's own error, raised from ours
+        cf.jit(f)(np.ones(2))
+    cause = info.value.__cause__ or info.value.__context__
+    assert isinstance(cause, cf.ConcretizationError) and "create the array inside it" in str(cause)
+    assert "table[0] = x.sum()" in str(cause)
 
 
 def test_xla_failure_is_a_compilation_error_with_the_module():

@@ -87,7 +87,8 @@ class TracedArray:
     def _concrete(self, what):
         raise located(ConcretizationError(
             f"{what}() of a traced array: its value is not known at compile time, only when the "
-            "compiled function runs"))
+            "compiled function runs (storing it into a NumPy array made outside the compiled function "
+            "needs that value: create the array inside it, e.g. out = np.zeros(n))"))
 
     def __bool__(self):
         self._concrete("bool")

@@ -1,0 +1,94 @@
+"""Source conversion: array constructors inside traced code, and user functions they call."""
+import numpy as np
+import pytest
+from numpy import zeros
+
+import cofactor as cf
+
+rng = np.random.default_rng(3)
+SCALE = 3.0
+
+
+def check(f, *args):
+    want = f(*[a.copy() for a in args])
+    got = cf.jit(f)(*[a.copy() for a in args])
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.asarray(g).shape == np.shape(w)
+
+
+def fill_rows(v, n):
+    out = zeros((n, 2))  # imported by name
+    for i in range(n):
+        out[i] = v[i] * i
+    return out
+
+
+def constructors(x):
+    a = np.array([x.sum(), 1.0, x[0]])
+    b = np.full(3, x[1])
+    c = fill_rows(x, 3)                 # a user function: converted too
+    d = np.asarray(x)
+    d[0] = -1                           # asarray does not copy: x changes
+    e = np.linspace(x[0], x[1], 5)
+    m = np.eye(3, dtype=np.float32)
+    m[0, 1] = x[2]
+    k = np.arange(4)
+    k[1] = 10
+    z = np.empty((2, 2), dtype=np.int32)
+    z[:] = 7
+    o = np.ones_like(np.zeros(3))
+    o[2] = x[3]
+    return a, b, c, e, m, k, z, o, x, np.ndarray((2,))
+
+
+def test_constructors_make_writable_traced_arrays():
+    check(constructors, rng.standard_normal(5))
+
+
+def test_array_of_mixed_traced_and_python_values_promotes_like_numpy():
+    check(lambda x: np.array([[x[0], 2], [3, x[1]]], dtype=np.float32), rng.standard_normal(2))
+    check(lambda x: np.array([x.astype(np.int32)[0], 2]), rng.standard_normal(2))
+
+
+class Model:
+    def __init__(self, k):
+        self.k = k
+
+    def shifted(self, x):
+        out = np.zeros(x.shape)
+        out[1:] = x[:-1] * self.k
+        return out
+
+
+def make_closure(k):
+    def inner(x):
+        o = np.ones(2)
+        o[0] = x.sum() * k * SCALE
+        return o
+    return inner
+
+
+def test_methods_closures_and_lambdas():
+    m = Model(2.0)
+    x = rng.standard_normal(4)
+    check(m.shifted, x)
+    check(make_closure(5), x)
+    check(lambda x: m.shifted(x) + 1, x)
+
+
+def test_data_dependent_constructor_is_refused():
+    with pytest.raises(cf.UnsupportedError, match="numpy.arange with traced arguments"):
+        cf.jit(lambda x: np.arange(x.sum()))(np.ones(2))
+
+
+def test_errors_in_converted_code_name_the_user_line():
+    def f(x):
+        out = np.zeros(3)
+        out[:] = x  # the line
+        return out
+
+    with pytest.raises(ValueError, match="could not broadcast") as info:
+        cf.jit(f)(np.ones(4))
+    assert "test_convert.py" in str(info.value) and "out[:] = x" in str(info.value)
