@@ -36,7 +36,7 @@ class Value:
 
 
 class Operation:
-    __slots__ = ("name", "operands", "results", "attributes", "regions")
+    __slots__ = ("name", "operands", "results", "attributes", "regions", "literal")
 
     def __init__(self, name, operands, result_types, attributes=None, regions=()):
         self.name = name
@@ -47,6 +47,7 @@ class Operation:
         self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
         self.attributes = dict(attributes or {})
         self.regions = list(regions)
+        self.literal = None  # a constant's value as a NumPy array, for front ends that fold
 
 
 class Block:

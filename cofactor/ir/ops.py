@@ -43,8 +43,10 @@ def dense_attr(array: np.ndarray) -> str:
 
 def constant(array) -> Value:
     array = np.asarray(array)
-    return emit("stablehlo.constant", [], [TensorType(array.shape, array.dtype)],
-                {"value": dense_attr(array)})[0]
+    result = emit("stablehlo.constant", [], [TensorType(array.shape, array.dtype)],
+                  {"value": dense_attr(array)})[0]
+    result.owner.literal = array
+    return result
 
 
 def iota(shape, dtype, dimension: int) -> Value:
@@ -237,3 +239,34 @@ def sort(inputs, dimension: int, comparator, is_stable=True) -> list:
 
 def return_(values):
     emit("func.return", list(values), [])
+
+
+def _dims_attr(kind, fields) -> str:
+    body = ", ".join(f"{k} = {_i64_list(v) if isinstance(v, (list, tuple)) else v}"
+                     for k, v in fields if not isinstance(v, (list, tuple)) or v)
+    return f"#stablehlo.{kind}<{body}>"
+
+
+def gather(operand: Value, indices: Value, offset_dims, collapsed, start_index_map, index_vector_dim,
+           slice_sizes, result_shape) -> Value:
+    return emit("stablehlo.gather", [operand, indices], [operand.type.with_shape(result_shape)], {
+        "dimension_numbers": _dims_attr("gather", [
+            ("offset_dims", offset_dims), ("collapsed_slice_dims", collapsed),
+            ("start_index_map", start_index_map), ("index_vector_dim", index_vector_dim)]),
+        "indices_are_sorted": "false",
+        "slice_sizes": _i64_array(slice_sizes)})[0]
+
+
+def scatter(operand: Value, indices: Value, updates: Value, window_dims, inserted, to_operand,
+            index_vector_dim, combine=None) -> Value:
+    """Scatter ``updates`` into ``operand``; ``combine(old, new)`` (scalar values) defaults to replace."""
+    block = _scalar_block([operand.dtype], 2)
+    with insertion_point(block):
+        old, new = block.arguments
+        emit("stablehlo.return", [combine(old, new) if combine else new], [])
+    return emit("stablehlo.scatter", [operand, indices, updates], [operand.type], {
+        "indices_are_sorted": "false",
+        "scatter_dimension_numbers": _dims_attr("scatter", [
+            ("update_window_dims", window_dims), ("inserted_window_dims", inserted),
+            ("scatter_dims_to_operand_dims", to_operand), ("index_vector_dim", index_vector_dim)]),
+        "unique_indices": "false"}, [Region([block])])[0]

@@ -5,3 +5,4 @@ from . import shape  # noqa: F401
 from . import indexing  # noqa: F401
 from . import products  # noqa: F401
 from . import creation  # noqa: F401
+from . import ufunc_methods  # noqa: F401

@@ -51,6 +51,19 @@ def view(of, lens) -> TracedArray:
     return TracedArray(None, of, lens)
 
 
+def asarray(x) -> TracedArray:
+    return x if isinstance(x, TracedArray) else TracedArray(value(x))
+
+
+def known_value(x):
+    """``x`` as a NumPy array if its value is known at compile time (a constant), else None."""
+    if isinstance(x, TracedArray):
+        if x.lens is not None or x.value.owner is None or not hasattr(x.value.owner, "literal"):
+            return None
+        return x.value.owner.literal
+    return x
+
+
 def wrap(v: Value) -> TracedArray:
     return TracedArray(v)
 

@@ -13,7 +13,8 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex
-from ._core import broadcast_to, is_weak, value, view
+from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
+                    wrap)
 from .creation import convert_like_numpy
 
 
@@ -68,18 +69,105 @@ def basic_lens(shape, index) -> BasicIndex:
     return BasicIndex(items, out_shape)
 
 
-def _unsupported_index():
-    return UnsupportedError("advanced indexing with integer or boolean arrays is not supported yet for reads; "
-                            "only integers (also traced), slices, None and ... are (a boolean mask works in "
-                            "writes: x[mask] = v, and as np.where(mask, a, b))")
+def _index_count(item) -> int:
+    """How many axes of the indexed array an index item consumes."""
+    if item is None or item is Ellipsis:
+        return 0
+    if isinstance(item, (TracedArray, np.ndarray)) and item.dtype == np.bool_:
+        return max(item.ndim, 1)
+    return 1
+
+
+class _Advanced:
+    """NumPy's advanced indexing, planned as a basic view (slices on the other axes) and one
+    gather/scatter over the advanced axes, whose broadcast index shape lands where NumPy puts it."""
+
+    def __init__(self, a, index):
+        index = index if isinstance(index, tuple) else (index,)
+        index = tuple(item if known_value(item) is None else known_value(item) for item in index)
+        if any(item is None for item in index):
+            raise UnsupportedError("combining None (np.newaxis) with advanced indexing is not supported")
+        ndim = a.ndim
+        used = sum(_index_count(item) for item in index)
+        if used > ndim:
+            raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
+        if any(item is Ellipsis for item in index):
+            i = next(k for k, item in enumerate(index) if item is Ellipsis)
+            index = index[:i] + (slice(None),) * (ndim - used) + index[i + 1:]
+        else:
+            index = index + (slice(None),) * (ndim - used)
+        slices, arrays, axes = [], [], []
+        for item in index:
+            if isinstance(item, slice):
+                slices.append(item)
+                continue
+            if isinstance(item, TracedArray) and item.dtype == np.bool_:
+                raise UnsupportedError("reading x[mask] with a traced boolean mask has a data-dependent shape; "
+                                       "use np.where(mask, x, other), e.g. np.where(mask, x, 0).sum() for "
+                                       "x[mask].sum()")
+            if not isinstance(item, TracedArray):
+                item = np.asarray(item)
+                if item.dtype == np.bool_:  # a constant mask: its positions are known now
+                    for positions in np.nonzero(item) if item.ndim else [np.arange(int(item))]:
+                        slices.append(slice(None))
+                        arrays.append(positions)
+                        axes.append(len(slices) - 1)
+                    continue
+                if item.dtype.kind not in "iu":
+                    raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            elif item.dtype.kind not in "iu":
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            slices.append(slice(None))
+            arrays.append(item)
+            axes.append(len(slices) - 1)
+        self.view = view(a, basic_lens(a.shape, tuple(slices)))
+        shape = self.view.shape
+        self.axes = axes
+        self.batch = np.broadcast_shapes(*[np.shape(x) for x in arrays])
+        self.indices = self._index_tensor(arrays, [shape[d] for d in axes])
+        adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+        rest = [d for d in range(len(shape)) if d not in axes]
+        first = axes[0] if adjacent else 0
+        nb = len(self.batch)
+        self.offset_dims = [i if i < first else i + nb for i in range(len(rest))]
+        rest_shape = [shape[d] for d in rest]
+        self.result_shape = tuple(rest_shape[:first]) + self.batch + tuple(rest_shape[first:])
+
+    def _index_tensor(self, arrays, sizes):
+        columns = []
+        for x, n in zip(arrays, sizes):
+            if isinstance(x, TracedArray):
+                v = ops.convert(x.value, np.int64)
+                zero = full(v.shape, 0, np.int64)
+                v = ops.select(ops.compare(v, zero, "LT", "SIGNED"),
+                               ops.binary("stablehlo.add", v, full(v.shape, n, np.int64)), v)
+            else:
+                bad = (x < -n) | (x >= n)
+                if np.any(bad):
+                    raise IndexError(f"index {x[bad].flat[0]} is out of bounds for axis "
+                                     f"{self.axes[len(columns)]} with size {n}")
+                v = ops.constant(np.where(x < 0, x + n, x).astype(np.int64))
+            v = broadcast_to(v, self.batch)
+            columns.append(ops.reshape(v, self.batch + (1,)))
+        return ops.concatenate(columns, len(self.batch))
+
+    def read(self):
+        v = self.view.value
+        sizes = [1 if d in self.axes else n for d, n in enumerate(v.shape)]
+        return ops.gather(v, self.indices, self.offset_dims, self.axes, self.axes, len(self.batch),
+                          sizes, self.result_shape)
+
+    def write(self, updates, combine=None):
+        self.view.value = ops.scatter(self.view.value, self.indices, updates, self.offset_dims, self.axes,
+                                      self.axes, len(self.batch), combine)
 
 
 @implements("ndarray.__getitem__")
 def getitem(a, index):
     items = index if isinstance(index, tuple) else (index,)
-    if not all(_is_basic(item) for item in items):
-        raise _unsupported_index()
-    return view(a, basic_lens(np.shape(a) if not isinstance(a, TracedArray) else a.shape, index))
+    if all(_is_basic(item) for item in items):
+            return view(a, basic_lens(a.shape, index))
+    return wrap(_Advanced(a, index).read())  # advanced indexing copies, as in NumPy
 
 
 def _assigned(a, v, shape):
@@ -102,8 +190,9 @@ def setitem(a, index, v):
         target = view(a, basic_lens(a.shape, index))
         target.value = _assigned(a, v, target.shape)
         return
-    mask = value(index) if not isinstance(index, tuple) else None
-    if mask is not None and mask.dtype == np.bool_:
+    traced = isinstance(index, TracedArray) and known_value(index) is None
+    mask = index.value if traced and index.dtype == np.bool_ else None
+    if mask is not None:  # a traced mask: select the assigned value where it is set
         if mask.shape != a.shape[:mask.type.rank]:
             raise IndexError(f"boolean index did not match indexed array along axis 0; size of axis is "
                              f"{a.shape[0] if a.shape else 0} but size of corresponding boolean axis is "
@@ -114,4 +203,46 @@ def setitem(a, index, v):
         full_mask = ops.broadcast_in_dim(mask, a.shape, range(mask.type.rank))
         a.value = ops.select(full_mask, _assigned(a, v, a.shape), a.value)
         return
-    raise _unsupported_index()
+    plan = _Advanced(a, index)
+    plan.write(_assigned(a, v, plan.result_shape))
+
+
+@implements(np.take)
+def take(a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        raise UnsupportedError("numpy.take(..., out=...) is not supported")
+    arr = a if axis is not None else np.ravel(a)
+    ax = 0 if axis is None else axis_index(axis, np.ndim(arr))
+    n = np.shape(arr)[ax]
+    if mode == "wrap":
+        indices = np.mod(indices, n)
+    elif mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    elif mode != "raise":
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got '{mode}')")
+    return getitem(asarray(arr), (slice(None),) * ax + (indices,))
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    arr = asarray(arr)
+    if axis is None:
+        return getitem(np.ravel(arr), (indices,))
+    ax = axis_index(axis, arr.ndim)
+    if np.ndim(indices) != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    grid = tuple(indices if d == ax else np.arange(n).reshape([-1 if k == d else 1 for k in range(arr.ndim)])
+                 for d, n in enumerate(arr.shape))
+    return getitem(arr, grid)
+
+
+@implements(np.ix_)
+def ix_(*args):
+    out = []
+    for k, a in enumerate(args):
+        if np.ndim(a) != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        shape = [1] * len(args)
+        shape[k] = -1
+        out.append(np.reshape(a, shape))
+    return tuple(out)

@@ -343,10 +343,8 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
 
 def _register(ufunc):
     @implements_ufunc(ufunc)
-    def call(*inputs, out=None, where=True, dtype=None, casting="same_kind", order="K", subok=True,
-             signature=None):
-        if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
-            raise UnsupportedError(f"numpy.{ufunc.__name__}(..., out=...) is not supported yet")
+    def call(*inputs, where=True, dtype=None, casting="same_kind", order="K", subok=True, signature=None):
+        # out= is handled by ufunc_methods, which wraps this.
         reject(f"numpy.{ufunc.__name__}", where=(where, True), signature=(signature, None))
         return apply(ufunc, *inputs, dtype=dtype, casting=casting)
 

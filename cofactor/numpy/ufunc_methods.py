@@ -1,0 +1,106 @@
+"""``out=`` for ufuncs, and the ufunc methods reduce, accumulate, outer and at."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import ops
+from ..tracing.array import TracedArray
+from ..tracing.dispatch import UFUNCS, implements_ufunc
+from ._core import axis_index, axis_tuple, reject, value, wrap
+from .indexing import _Advanced, _assigned
+from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
+from .ufuncs import KERNELS, apply
+
+# Ufuncs whose reduction XLA may reorder (associative and commutative).
+_ASSOCIATIVE = [np.add, np.multiply, np.maximum, np.minimum, np.logical_and, np.logical_or,
+                np.bitwise_and, np.bitwise_or, np.bitwise_xor]
+
+
+def write_out(out, result, name):
+    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (same_kind casting)."""
+    if not isinstance(out, TracedArray):
+        raise UnsupportedError(f"numpy.{name}(..., out=...) needs out to be an array created or passed in "
+                               "the compiled function")
+    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to {out.dtype!r} with "
+                        "casting rule 'same_kind'")
+    out.value = _assigned(out, result, out.shape)
+    return out
+
+
+def _with_out(ufunc):
+    call = UFUNCS[(ufunc, "__call__")]
+
+    @implements_ufunc(ufunc)
+    def call_with_out(*inputs, out=None, **kwargs):
+        outs = out if isinstance(out, tuple) else (out,)
+        if all(o is None for o in outs):
+            return call(*inputs, **kwargs)
+        results = call(*inputs, **kwargs)
+        results = results if isinstance(results, tuple) else (results,)
+        written = tuple(r if o is None else write_out(o, r, ufunc.__name__) for o, r in zip(outs, results))
+        return written if ufunc.nout > 1 else written[0]
+
+
+for _ufunc in list(KERNELS):
+    _with_out(_ufunc)
+
+
+def _associative(ufunc, method):
+    if ufunc not in _ASSOCIATIVE:
+        raise UnsupportedError(f"numpy.{ufunc.__name__}.{method} is not supported: only the reductions of "
+                               "associative ufuncs (add, multiply, maximum, minimum, logical and bitwise "
+                               "and/or/xor) are")
+
+
+def _reduce(ufunc):
+    @implements_ufunc(ufunc, "reduce")
+    def reduce(array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        _associative(ufunc, "reduce")
+        reject(f"numpy.{ufunc.__name__}.reduce", where=(where, True))
+        v = value(array)
+        axes = axis_tuple(axis, v.type.rank)
+        target = numpy_dtype(ufunc.reduce, v.dtype, dtype=dtype)
+        if initial is np._NoValue and any(v.shape[d] == 0 for d in axes) and ufunc in (np.maximum, np.minimum):
+            raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
+        r = reduce_ufunc(ops.convert(v, target), axes, ufunc)
+        if initial is not np._NoValue:
+            r = ops.convert(value(apply(ufunc, wrap(r), initial)), target)
+        result = wrap(_keep(r, axes, keepdims, v.type.rank))
+        return result if out is None else write_out(out, result, ufunc.__name__)
+
+    @implements_ufunc(ufunc, "accumulate")
+    def accumulate(array, axis=0, dtype=None, out=None):
+        _associative(ufunc, "accumulate")
+        v = value(array)
+        target = numpy_dtype(ufunc.accumulate, v.dtype, dtype=dtype)
+        result = wrap(scan(ops.convert(v, target), axis_index(axis, v.type.rank), ufunc))
+        return result if out is None else write_out(out, result, ufunc.__name__)
+
+
+def _outer(ufunc):
+    @implements_ufunc(ufunc, "outer")
+    def outer(a, b, **kwargs):
+        a_shape = np.shape(a)
+        return UFUNCS[(ufunc, "__call__")](np.reshape(a, a_shape + (1,) * np.ndim(b)), b, **kwargs)
+
+
+def _at(ufunc):
+    @implements_ufunc(ufunc, "at")
+    def at(a, indices, b=None):
+        if ufunc.nin != 2 or b is None:
+            raise UnsupportedError(f"numpy.{ufunc.__name__}.at is supported for binary ufuncs only")
+        plan = _Advanced(a, indices if isinstance(indices, tuple) else (indices,))
+        kernel = KERNELS[ufunc]
+        # Every index, repeated or not, applies its update: a scatter that combines.
+        plan.write(_assigned(a, b, plan.result_shape), lambda old, new: ops.convert(kernel(old, new), a.dtype))
+
+
+for _ufunc in list(KERNELS):
+    if _ufunc.nin == 2 and _ufunc.nout == 1:
+        _reduce(_ufunc)
+        _outer(_ufunc)
+        _at(_ufunc)
+
+

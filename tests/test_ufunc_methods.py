@@ -1,0 +1,62 @@
+"""ufunc out=, reduce, accumulate, outer."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+rng = np.random.default_rng(5)
+X = rng.standard_normal((3, 4))
+
+
+def check(f, *args):
+    got, want = cf.jit(f)(*args), f(*args)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        g = np.asarray(g)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_out_argument_writes_into_arrays_and_views():
+    def f(a):
+        c = np.zeros_like(a)
+        np.add(a, 1, out=c)
+        np.multiply(a[0], 2, out=c[0])
+        q, r = np.zeros(4), np.zeros(4)
+        np.divmod(a[1], 0.3, out=(q, r))
+        return c, q, r
+
+    check(f, X)
+
+
+def test_out_casting_follows_same_kind():
+    def f(a):
+        c = np.zeros(a.shape, dtype=np.int64)
+        np.add(a, 1, out=c)
+
+    with pytest.raises(TypeError, match="same_kind"):
+        cf.jit(f)(X)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum])
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_reduce(ufunc, axis):
+    check(lambda a: ufunc.reduce(a, axis=axis), X)
+
+
+def test_reduce_dtypes_follow_numpy():
+    check(lambda a: np.add.reduce(a > 0), X)
+    check(lambda a: np.logical_or.reduce(a > 1, axis=1), X)
+    check(lambda a: np.add.accumulate((a > 0).astype(np.int8), axis=1), X)
+    check(lambda a: np.multiply.accumulate(a), X)
+    check(lambda a: np.maximum.reduce(a, axis=1, keepdims=True, initial=0.5), X)
+
+
+def test_outer():
+    check(lambda a: np.subtract.outer(a[0], a[1]), X)
+    check(lambda a: np.multiply.outer(a, a[0, :2]), X)
+
+
+def test_non_associative_reduce_is_refused():
+    with pytest.raises(cf.UnsupportedError, match="numpy.subtract.reduce"):
+        cf.jit(lambda a: np.subtract.reduce(a))(X)
