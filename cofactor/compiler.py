@@ -15,6 +15,7 @@ from .convert.calls import converted
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
+from .tracing.state import STATEFUL_TYPES
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
@@ -51,6 +52,8 @@ def _leaf_key(leaf):
         return leaf.aval
     if is_array(leaf):
         return (tuple(np.shape(leaf)), np.dtype(leaf.dtype).str)
+    if type(leaf) in STATEFUL_TYPES:  # traced as state (a random generator): any one will do
+        return ("state", type(leaf))
     try:
         hash(leaf)
     except TypeError:
@@ -129,13 +132,18 @@ class Compiled:
         self._single_output = self.trace.out_treedef.kind == "leaf"
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
+        self._host_inputs = self.trace.host_inputs
 
-    def call_leaves(self, arrays):
+    def call_leaves(self, arrays, args, kwargs):
         to_buffer = self.executable.to_buffer
         if self._writebacks:
             _check_writable(arrays, self._writebacks)
         params = arrays if self._params is None else [arrays[k] for k in self._params]
-        outputs = self.executable([to_buffer(x) for x in params])
+        buffers = [to_buffer(x) for x in params]
+        if self._host_inputs:
+            leaves = flatten((args, kwargs))[0]
+            buffers += [to_buffer(h.fetch(leaves)) for h in self._host_inputs]
+        outputs = self.executable(buffers)
         for k, j in self._writebacks:
             _write_back(arrays[k], outputs[j])
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
@@ -146,7 +154,7 @@ class Compiled:
         if key != self.key:
             raise TypeError(f"this function was compiled for other arguments: {self.key[1]} "
                             f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
-        return self.call_leaves(arrays)
+        return self.call_leaves(arrays, args, kwargs)
 
     def xla_hlo(self) -> str:
         return self.executable.hlo_text()
@@ -171,7 +179,7 @@ class JitFunction:
         compiled = self.cache.get(key)
         if compiled is None:
             compiled = self.cache[key] = Compiled(self.fn, args, kwargs, optimize=self.optimize)
-        return compiled.call_leaves(arrays)
+        return compiled.call_leaves(arrays, args, kwargs)
 
     def lower(self, *args, **kwargs) -> Compiled:
         key, _ = signature(args, kwargs)

@@ -270,3 +270,66 @@ def scatter(operand: Value, indices: Value, updates: Value, window_dims, inserte
             ("update_window_dims", window_dims), ("inserted_window_dims", inserted),
             ("scatter_dims_to_operand_dims", to_operand), ("index_vector_dim", index_vector_dim)]),
         "unique_indices": "false"}, [Region([block])])[0]
+
+
+# --- transforms, loops and foreign calls ------------------------------------------------------
+
+def fft(x: Value, fft_type: str, lengths) -> Value:
+    """``stablehlo.fft`` over the trailing ``len(lengths)`` dims.  ``fft_type`` is FFT or IFFT
+    (complex to complex; IFFT includes the 1/n factor), RFFT (real to the n//2+1 non-negative
+    frequencies) or IRFFT (those frequencies back to n reals, with the 1/n factor)."""
+    lengths = [int(n) for n in lengths]
+    shape, dtype = list(x.shape), x.dtype
+    if fft_type == "RFFT":
+        shape[-1], dtype = lengths[-1] // 2 + 1, np.result_type(x.dtype, np.complex64)
+    elif fft_type == "IRFFT":
+        shape[-1], dtype = lengths[-1], np.empty(0, x.dtype).real.dtype
+    return emit("stablehlo.fft", [x], [TensorType(shape, dtype)], {
+        "fft_type": f"#stablehlo<fft_type {fft_type}>", "fft_length": _i64_array(lengths)})[0]
+
+
+def while_loop(init, cond, body) -> list:
+    """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
+    ``body(*carry)`` the next carry; returns the final carry."""
+    types = [v.type for v in init]
+    regions = []
+    for build in (lambda carry: [cond(*carry)], lambda carry: list(body(*carry))):
+        block = Block(types)
+        with insertion_point(block):
+            emit("stablehlo.return", build(block.arguments), [])
+        regions.append(Region([block]))
+    return emit("stablehlo.while", list(init), types, None, regions)
+
+
+def _layout_list(layouts) -> str:
+    return "[" + ", ".join(f"dense<{_i64_list(dims) if len(dims) else ''}> : tensor<{len(dims)}xindex>"
+                           for dims in layouts) + "]"
+
+
+def custom_call(target: str, operands, result_types, *, attributes=None, operand_layouts=None,
+                result_layouts=None, aliases=None) -> list:
+    """A typed-FFI ``stablehlo.custom_call`` (api_version 4) of the handler ``target``.
+
+    ``attributes`` maps the handler's attribute names to MLIR attribute text (``backend_config``
+    is then a dictionary, which XLA passes to the handler); layouts are minor-to-major dimension
+    orders, one per operand or result; ``aliases`` maps a result index to the index of the
+    operand whose buffer that result may reuse.
+    """
+    config = ", ".join(f"{k} = {v}" for k, v in (attributes or {}).items())
+    props = {"call_target_name": f'"{target}"', "api_version": "4 : i32", "backend_config": f"{{{config}}}"}
+    if operand_layouts is not None:
+        props["operand_layouts"] = _layout_list(operand_layouts)
+    if result_layouts is not None:
+        props["result_layouts"] = _layout_list(result_layouts)
+    if aliases:
+        tuple_index = (lambda r: f"[{r}]") if len(result_types) > 1 else (lambda r: "[]")
+        props["output_operand_aliases"] = "[" + ", ".join(
+            f"#stablehlo.output_operand_alias<output_tuple_indices = {tuple_index(r)}, operand_index = {o}, "
+            "operand_tuple_indices = []>" for r, o in aliases.items()) + "]"
+    return emit("stablehlo.custom_call", list(operands), list(result_types), props)
+
+
+def rng_bit_generator(state: Value, shape, dtype=np.uint64, algorithm="THREE_FRY"):
+    """(next state, random bits of ``shape``): a counter-based generator, the same on every backend."""
+    return emit("stablehlo.rng_bit_generator", [state], [state.type, TensorType(shape, dtype)],
+                {"rng_algorithm": f"#stablehlo<rng_algorithm {algorithm}>"})

@@ -6,3 +6,4 @@ from . import indexing  # noqa: F401
 from . import products  # noqa: F401
 from . import creation  # noqa: F401
 from . import ufunc_methods  # noqa: F401
+from . import random  # noqa: F401

@@ -15,7 +15,9 @@ from ..ir import ops
 from ..ir.core import Function, Module, insertion_point
 from ..ir.types import TensorType, is_supported_dtype
 from ..pytree import TreeDef, flatten, unflatten
+from . import state
 from .array import TracedArray, constant
+from .state import STATEFUL_TYPES
 
 
 def is_array(x) -> bool:
@@ -39,6 +41,7 @@ class Trace:
     out_treedef: TreeDef
     out_types: list        # TensorType of each output leaf (write-backs not included)
     writebacks: list       # (array leaf index, result index): arguments the function mutated
+    host_inputs: list      # HostInputs: extra arguments after the arrays, fetched at every call
 
 
 def _output_value(leaf):
@@ -55,27 +58,36 @@ def trace(fn, args: tuple, kwargs: dict) -> Trace:
     leaves, treedef = flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if is_array(leaf)]
     first = {}
-    params = [first.setdefault(id(a), k) for k, a in enumerate(arrays)]
-    params = sorted(set(params))
+    params = sorted({first.setdefault(id(a), k) for k, a in enumerate(arrays)})
     module = Module()
     main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
-    with insertion_point(main.body):
-        traced_by_id = {id(arrays[k]): TracedArray(v) for k, v in zip(params, main.arguments)}
-        traced = [traced_by_id[id(leaf)] if is_array(leaf) else leaf for leaf in leaves]
-        inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
-        originals = [t.value for _, t in inputs]
-        t_args, t_kwargs = unflatten(treedef, traced)
-        result = fn(*t_args, **t_kwargs)
-        out_leaves, out_treedef = flatten(result)
-        out_values = [_output_value(leaf) for leaf in out_leaves]
-        writebacks = []
-        for position, ((k, array), original) in enumerate(zip(inputs, originals)):
-            # NumPy scalars are immutable: an in-place operator on one only rebinds a local name.
-            if array.value is not original and not isinstance(arrays[k], np.generic):
-                writebacks.append((k, len(out_values)))
-                # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
-                main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
-                out_values.append(array.value)
-        ops.return_(out_values)
+    state.begin(main)
+    try:
+        with insertion_point(main.body):
+            traced_by_id = {id(arrays[k]): TracedArray(v) for k, v in zip(params, main.arguments)}
+            traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
+                      for i, leaf in enumerate(leaves)]
+            inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
+            originals = [t.value for _, t in inputs]
+            t_args, t_kwargs = unflatten(treedef, traced)
+            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
+            out_values = [_output_value(leaf) for leaf in out_leaves]
+            writebacks = []
+            for position, ((k, array), original) in enumerate(zip(inputs, originals)):
+                # NumPy scalars are immutable: an in-place operator on one only rebinds a local name.
+                if array.value is not original and not isinstance(arrays[k], np.generic):
+                    writebacks.append((k, len(out_values)))
+                    # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
+                    main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
+                    out_values.append(array.value)
+            ops.return_(out_values)
+    finally:
+        host_inputs = state.end()
     main.result_types = [v.type for v in out_values]
-    return Trace(module, None if len(params) == len(arrays) else params, out_treedef, main.result_types[:len(out_leaves)], writebacks)
+    return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
+                 main.result_types[:len(out_leaves)], writebacks, host_inputs)
+
+
+def _stand_in(leaf, index):
+    convert = STATEFUL_TYPES.get(type(leaf))
+    return convert(leaf, index) if convert else leaf
