@@ -67,6 +67,26 @@ def test_out_of_bounds_constant_index_raises():
         cf.jit(lambda a: a[np.array([0, 9])])(np.ones(3))
 
 
-def test_traced_mask_read_suggests_where():
+def masked_uses(a):
+    m = a > 0
+    y = np.zeros_like(a)
+    y[m] = a[m] * 2
+    z = a.copy()
+    z[m] += 1
+    return (a[m].sum(), np.mean(a[m] ** 2), a[m].max(), a[~m].min(), np.std(a[m], ddof=1),
+            (a[m] > 1).sum(), y, z, np.count_nonzero(a[m]), a[m].prod())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_traced_mask_reads_in_shape_preserving_uses(dtype):
+    x = (rng.standard_normal((3, 4)) * 5).astype(dtype)
+    for got, want in zip(cf.jit(masked_uses)(x), masked_uses(x)):
+        got = np.asarray(got)
+        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("use", [lambda s: s + np.ones(3), lambda s: s.shape, lambda s: s[0], lambda s: len(s)])
+def test_traced_mask_reads_otherwise_suggest_where(use):
     with pytest.raises(cf.UnsupportedError, match="np.where"):
-        cf.jit(lambda a: a[a > 0])(np.ones(3))
+        cf.jit(lambda a: use(a[a > 0]))(np.ones(3))

@@ -16,6 +16,7 @@ from ..tracing.views import BasicIndex
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
 from .creation import convert_like_numpy
+from .masked import MaskedSelection
 
 
 def _is_traced_integer(item) -> bool:
@@ -162,11 +163,17 @@ class _Advanced:
                                       self.axes, len(self.batch), combine)
 
 
+def _traced_mask(index):
+    return isinstance(index, TracedArray) and index.dtype == np.bool_ and known_value(index) is None
+
+
 @implements("ndarray.__getitem__")
 def getitem(a, index):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
-            return view(a, basic_lens(a.shape, index))
+        return view(a, basic_lens(a.shape, index))
+    if _traced_mask(index) and index.shape == a.shape:
+        return MaskedSelection(TracedArray(a.value), index)  # a copy, as advanced indexing makes
     return wrap(_Advanced(a, index).read())  # advanced indexing copies, as in NumPy
 
 
@@ -190,13 +197,17 @@ def setitem(a, index, v):
         target = view(a, basic_lens(a.shape, index))
         target.value = _assigned(a, v, target.shape)
         return
-    traced = isinstance(index, TracedArray) and known_value(index) is None
-    mask = index.value if traced and index.dtype == np.bool_ else None
+    mask = index.value if _traced_mask(index) else None
     if mask is not None:  # a traced mask: select the assigned value where it is set
         if mask.shape != a.shape[:mask.type.rank]:
             raise IndexError(f"boolean index did not match indexed array along axis 0; size of axis is "
                              f"{a.shape[0] if a.shape else 0} but size of corresponding boolean axis is "
                              f"{mask.shape[0] if mask.shape else 0}")
+        if isinstance(v, MaskedSelection) and v.mask is index:  # y[m] = x[m] * 2
+            v = np.broadcast_to(v.values, a.shape) if np.shape(v.values) != a.shape else v.values
+            a.value = ops.select(ops.broadcast_in_dim(mask, a.shape, range(mask.type.rank)),
+                                 _assigned(a, v, a.shape), a.value)
+            return
         if np.ndim(v) != 0:
             raise UnsupportedError("x[mask] = array assigns a data-dependent number of elements; assign a "
                                    "scalar, or use x = np.where(mask, values, x) with values of x's shape")
