@@ -34,7 +34,7 @@ def dense_attr(array: np.ndarray) -> str:
     """A ``dense<...>`` attribute holding ``array`` (hex, splat when uniform)."""
     array = np.asarray(array)
     little = array.astype(array.dtype.newbyteorder("<"), copy=False)
-    flat = little.reshape(-1)
+    flat = np.ascontiguousarray(little).reshape(-1)
     if flat.size > 1 and np.all(flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)):
         flat = flat[:1]
     data = np.ascontiguousarray(flat).tobytes().hex()

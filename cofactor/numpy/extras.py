@@ -1,0 +1,559 @@
+"""Smaller NumPy functions, most written in terms of functions cofactor already traces."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import ops
+from ..tracing.array import TracedArray
+from ..tracing.dispatch import constructs, implements, implements_ufunc
+from ._core import asarray, axis_index, known_value
+from .ufuncs import KERNELS, _compare, _isinf, _like, _register
+
+# --- more ufuncs --------------------------------------------------------------------------------
+
+
+def _fmod(a, b):
+    """C fmod (sign of the dividend); integers: NumPy gives 0 for a zero divisor."""
+    if a.dtype.kind in "fc":
+        return ops.binary("stablehlo.remainder", a, b)
+    zero = _like(a, 0)
+    by_zero = _compare("EQ")(b, zero)
+    return ops.select(by_zero, zero, ops.binary("stablehlo.remainder", a, ops.select(by_zero, _like(a, 1), b)))
+
+
+def _gcd(a, b):
+    """Euclid's algorithm, unrolled for the width of the integer type (enough steps for any pair)."""
+    a, b = ops.unary("stablehlo.abs", a) if a.dtype.kind == "i" else a, \
+        ops.unary("stablehlo.abs", b) if b.dtype.kind == "i" else b
+    zero, one = _like(a, 0), _like(a, 1)
+    for _ in range(int(a.dtype.itemsize * 8 * 1.5)):  # Fibonacci worst case: ~1.44 log2 steps
+        done = _compare("EQ")(b, zero)
+        r = ops.binary("stablehlo.remainder", a, ops.select(done, one, b))
+        a, b = ops.select(done, a, b), ops.select(done, b, r)
+    return a
+
+
+def _lcm(a, b):
+    g = _gcd(a, b)
+    zero = _like(a, 0)
+    safe = ops.select(_compare("EQ")(g, zero), _like(a, 1), g)
+    r = ops.unary("stablehlo.abs", ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", a, safe), b)) \
+        if a.dtype.kind == "i" else ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", a, safe), b)
+    return ops.select(_compare("EQ")(g, zero), zero, r)
+
+
+def _heaviside(x, h0):
+    zero = _like(x, 0)
+    step = ops.select(_compare("LT")(x, zero), zero, _like(x, 1))
+    result = ops.select(_compare("EQ")(x, zero), h0, step)
+    return ops.select(_compare("NE")(x, x), x, result)  # NaN stays NaN
+
+
+def _logaddexp2(x, y):
+    big = ops.binary("stablehlo.maximum", x, y)
+    diff = ops.unary("stablehlo.abs", ops.binary("stablehlo.subtract", x, y))
+    tail = ops.binary("stablehlo.divide", ops.unary("stablehlo.log_plus_one", ops.binary(
+        "stablehlo.power", _like(x, 2), ops.unary("stablehlo.negate", diff))), _like(x, math.log(2)))
+    general = ops.binary("stablehlo.add", big, tail)
+    return ops.select(_compare("EQ")(x, y), ops.binary("stablehlo.add", x, _like(x, 1)), general)
+
+
+def _ldexp(x, e):
+    return ops.binary("stablehlo.multiply", x, ops.binary("stablehlo.power", _like(x, 2), ops.convert(e, x.dtype)))
+
+
+def _modf(x):
+    whole = KERNELS[np.trunc](x)
+    frac = ops.select(_isinf(x), _like(x, 0), ops.binary("stablehlo.subtract", x, whole))
+    return KERNELS[np.copysign](frac, x), whole
+
+
+NEW_KERNELS = {
+    np.fmod: _fmod,
+    np.gcd: _gcd,
+    np.lcm: _lcm,
+    np.heaviside: _heaviside,
+    np.logaddexp2: _logaddexp2,
+    np.ldexp: _ldexp,
+    np.modf: _modf,
+    # NumPy counts the bits of the absolute value.
+    np.bitwise_count: lambda x: ops.convert(ops.unary("stablehlo.popcnt", ops.unary("stablehlo.abs", x) if x.dtype.kind == "i" else x), np.uint8),
+}
+KERNELS.update(NEW_KERNELS)
+for _ufunc in NEW_KERNELS:
+    _register(_ufunc)
+
+
+# --- functions ------------------------------------------------------------------------------------
+
+@implements(np.fix)
+def fix(x, out=None):
+    if out is not None:
+        raise UnsupportedError("numpy.fix(..., out=...) is not supported")
+    return np.trunc(x)
+
+
+@implements(np.isposinf)
+def isposinf(x, out=None):
+    return np.logical_and(np.isinf(x), np.logical_not(np.signbit(x)))
+
+
+@implements(np.isneginf)
+def isneginf(x, out=None):
+    return np.logical_and(np.isinf(x), np.signbit(x))
+
+
+@implements(np.iscomplex)
+def iscomplex(x):
+    return np.imag(x) != 0 if np.iscomplexobj(x) else asarray(np.zeros(np.shape(x), dtype=bool))
+
+
+@implements(np.isreal)
+def isreal(x):
+    return np.logical_not(iscomplex(x))
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        parts = [nan_to_num(part, copy, nan, posinf, neginf) for part in (np.real(x), np.imag(x))]
+        return parts[0] + 1j * parts[1]
+    if x.dtype.kind != "f":
+        return TracedArray(x.value)
+    info = np.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = np.where(np.isnan(x), nan, x)
+    return np.where(np.isposinf(x), big, np.where(np.isneginf(x), small, x)).astype(x.dtype)
+
+
+@implements(np.sinc)
+def sinc(x):
+    y = np.multiply(np.pi, np.where(x == 0, 1.0e-20, x))
+    return np.sin(y) / y
+
+
+@implements(np.append)
+def append(arr, values, axis=None):
+    if axis is None:
+        return np.concatenate([np.ravel(arr), np.ravel(values)])
+    return np.concatenate([arr, values], axis=axis)
+
+
+@implements(np.cumulative_sum)
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative(np.cumsum, 0, x, axis, dtype, out, include_initial)
+
+
+@implements(np.cumulative_prod)
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative(np.cumprod, 1, x, axis, dtype, out, include_initial)
+
+
+def _cumulative(scan, identity, x, axis, dtype, out, include_initial):
+    if out is not None:
+        raise UnsupportedError("numpy.cumulative_sum/prod(..., out=...) is not supported")
+    if axis is None:
+        if np.ndim(x) > 1:
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
+        axis = 0
+    result = scan(x, axis=axis, dtype=dtype)
+    if not include_initial:
+        return result
+    shape = list(np.shape(result))
+    shape[axis_index(axis, len(shape))] = 1
+    return np.concatenate([np.full_like(result, identity, shape=shape), result], axis=axis)
+
+
+def _split_along(name, axis, minimum):
+    @implements(getattr(np, name))
+    def split(ary, indices_or_sections):
+        if np.ndim(ary) < minimum:
+            raise ValueError(f"{name} only works on arrays of {minimum} or more dimensions")
+        return np.split(ary, indices_or_sections, axis=0 if np.ndim(ary) == 1 else axis)
+    return split
+
+
+_split_along("hsplit", 1, 1)
+_split_along("vsplit", 0, 2)
+_split_along("dsplit", 2, 3)
+
+
+@implements(np.rot90)
+def rot90(m, k=1, axes=(0, 1)):
+    k %= 4
+    a0, a1 = axes
+    if k == 0:
+        return m
+    if k == 2:
+        return np.flip(np.flip(m, a0), a1)
+    perm = list(range(np.ndim(m)))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    return np.transpose(np.flip(m, a1), perm) if k == 1 else np.flip(np.transpose(m, perm), a1)
+
+
+@implements(np.rollaxis)
+def rollaxis(a, axis, start=0):
+    n = np.ndim(a)
+    axis = axis_index(axis, n)
+    start = start + n if start < 0 else start
+    if not 0 <= start <= n:
+        raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
+    if axis < start:
+        start -= 1
+    return np.moveaxis(a, axis, start) if axis != start else a
+
+
+@implements(np.select)
+def select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    result = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        result = np.where(cond, choice, result)
+    return asarray(result) if not isinstance(result, TracedArray) else result
+
+
+@implements(np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    y = asarray(y)
+    ax = axis_index(axis, y.ndim)
+    n = y.shape[ax]
+    lo = np.take(y, np.arange(0, n - 1), axis=ax)
+    hi = np.take(y, np.arange(1, n), axis=ax)
+    widths = dx if x is None else np.diff(x, axis=ax if np.ndim(x) > 1 else -1)
+    if x is not None and np.ndim(x) == 1:
+        shape = [1] * y.ndim
+        shape[ax] = n - 1
+        widths = np.reshape(widths, shape)
+    return np.sum(np.multiply(widths, np.add(lo, hi)) / 2.0, axis=ax)
+
+
+@implements_ufunc(np.vecdot)
+def vecdot(x1, x2, /, *, axis=-1):
+    return np.sum(np.multiply(np.conjugate(x1), x2), axis=axis)
+
+
+@implements_ufunc(np.matvec)
+def matvec(x1, x2, /):
+    return np.squeeze(np.matmul(x1, np.expand_dims(x2, -1)), -1)
+
+
+@implements_ufunc(np.vecmat)
+def vecmat(x1, x2, /):
+    return np.squeeze(np.matmul(np.expand_dims(np.conjugate(x1), -2), x2), -2)
+
+
+@implements(np.unstack)
+def unstack(x, /, *, axis=0):
+    return tuple(np.moveaxis(x, axis, 0)[i] for i in range(np.shape(x)[axis]))
+
+
+@implements(np.putmask)
+def putmask(a, mask, values):
+    _writable(a, "putmask")
+    if np.ndim(values) != 0 and np.shape(values) != np.shape(a):
+        raise UnsupportedError("numpy.putmask with values that are neither a scalar nor a's shape repeats them "
+                               "in a data-dependent way")
+    a[...] = np.where(mask, values, a)
+
+
+@implements(np.copyto)
+def copyto(dst, src, casting="same_kind", where=True):
+    _writable(dst, "copyto")
+    src = asarray(src)
+    if not np.can_cast(src.dtype, dst.dtype, casting=casting):
+        raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} according to the rule "
+                        f"'{casting}'")
+    dst[...] = np.where(where, src, dst) if where is not True else src
+
+
+@implements(np.put)
+def put(a, ind, v, mode="raise"):
+    _writable(a, "put")
+    flat = np.ravel(a)
+    n = flat.shape[0]
+    if mode == "wrap":
+        ind = np.mod(ind, n)
+    elif mode == "clip":
+        ind = np.clip(ind, 0, n - 1)
+    if np.ndim(v) not in (0, np.ndim(ind)) or np.ndim(v) and np.shape(v) != np.shape(ind):
+        raise UnsupportedError("numpy.put supports a scalar or one value per index")
+    flat[ind] = v
+    a[...] = np.reshape(flat, np.shape(a))
+
+
+@implements(np.put_along_axis)
+def put_along_axis(arr, indices, values, axis):
+    _writable(arr, "put_along_axis")
+    ax = axis_index(axis, arr.ndim)
+    grid = tuple(indices if d == ax else np.arange(n).reshape([-1 if k == d else 1 for k in range(arr.ndim)])
+                 for d, n in enumerate(arr.shape))
+    arr[grid] = values
+
+
+def _writable(a, name):
+    if not isinstance(a, TracedArray):
+        raise UnsupportedError(f"numpy.{name} writes into its first argument, which must be an array created or "
+                               "passed in the compiled function")
+
+
+@implements(np.resize)
+def resize(a, new_shape):
+    flat = np.ravel(a)
+    size = int(np.prod(new_shape, dtype=np.int64))
+    n = np.shape(flat)[0]
+    if n == 0 or size == 0:
+        return np.zeros(new_shape, dtype=flat.dtype) if size else np.reshape(flat[:0], new_shape)
+    repeated = np.tile(flat, -(-size // n))[:size]
+    return np.reshape(repeated, new_shape)
+
+
+@implements(np.delete)
+def delete(arr, obj, axis=None):
+    arr = asarray(arr) if axis is not None else np.ravel(arr)
+    ax = 0 if axis is None else axis_index(axis, arr.ndim)
+    n = arr.shape[ax]
+    drop = known_value(obj) if isinstance(obj, TracedArray) else obj
+    if drop is None:
+        raise UnsupportedError("numpy.delete with traced indices has a data-dependent shape")
+    keep = np.ones(n, dtype=bool)
+    keep[drop] = False
+    return np.take(arr, np.nonzero(keep)[0], axis=ax)
+
+
+@implements(np.insert)
+def insert(arr, obj, values, axis=None):
+    arr = asarray(arr) if axis is not None else np.ravel(arr)
+    ax = 0 if axis is None else axis_index(axis, arr.ndim)
+    where = known_value(obj) if isinstance(obj, TracedArray) else obj
+    if where is None or np.ndim(where) != 0:
+        raise UnsupportedError("numpy.insert supports one compile-time index")
+    i = int(where)
+    shape = list(arr.shape)
+    shape[ax] = 1 if np.ndim(values) < arr.ndim else np.shape(values)[ax]
+    block = np.broadcast_to(asarray(values).astype(arr.dtype), shape)
+    before = np.take(arr, np.arange(0, i), axis=ax)
+    after = np.take(arr, np.arange(i, arr.shape[ax]), axis=ax)
+    return np.concatenate([before, block, after], axis=ax)
+
+
+@implements(np.choose)
+def choose(a, choices, out=None, mode="raise"):
+    if out is not None:
+        raise UnsupportedError("numpy.choose(..., out=...) is not supported")
+    n = len(choices)
+    index = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1) if mode == "clip" else a
+    result = np.where(index == n - 1, choices[-1], choices[-1])  # broadcast against ``a`` as NumPy does
+    for k in range(n - 2, -1, -1):
+        result = np.where(index == k, choices[k], result)
+    return result
+
+
+@implements(np.compress)
+def compress(condition, a, axis=None, out=None):
+    known = known_value(condition) if isinstance(condition, TracedArray) else np.asarray(condition)
+    if known is None:
+        raise UnsupportedError("numpy.compress with a traced condition has a data-dependent shape; use np.where")
+    arr = np.ravel(a) if axis is None else a
+    return np.take(arr, np.nonzero(known)[0], axis=0 if axis is None else axis)
+
+
+@implements(np.diag_indices_from)
+def diag_indices_from(arr):
+    shape = np.shape(arr)
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return np.diag_indices(shape[0], len(shape))
+
+
+@implements(np.triu_indices_from)
+def triu_indices_from(arr, k=0):
+    return np.triu_indices(np.shape(arr)[-2], k=k, m=np.shape(arr)[-1])
+
+
+@implements(np.tril_indices_from)
+def tril_indices_from(arr, k=0):
+    return np.tril_indices(np.shape(arr)[-2], k=k, m=np.shape(arr)[-1])
+
+
+@implements(np.polyval)
+def polyval(p, x):
+    result = 0
+    for i in range(len(p)):  # Horner's scheme, as NumPy
+        result = np.add(np.multiply(result, x), p[i])
+    return asarray(result)
+
+
+@implements(np.ediff1d)
+def ediff1d(ary, to_end=None, to_begin=None):
+    parts = [np.ravel(np.asarray(to_begin))] if to_begin is not None else []
+    parts.append(np.diff(np.ravel(ary)))
+    if to_end is not None:
+        parts.append(np.ravel(np.asarray(to_end)))
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+@implements(np.gradient)
+def gradient(f, *varargs, axis=None, edge_order=1):
+    if varargs and any(np.ndim(v) for v in varargs) or edge_order != 1:
+        raise UnsupportedError("numpy.gradient supports scalar spacings and edge_order=1")
+    f = asarray(f)
+    axes = list(range(f.ndim)) if axis is None else [axis_index(a, f.ndim) for a in np.atleast_1d(axis)]
+    spacing = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs) or [1.0] * len(axes)
+    out = []
+    for ax, h in zip(axes, spacing):
+        n = f.shape[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
+                             "(edge_order + 1) elements are required.")
+        take = lambda i: np.take(f, i, axis=ax)  # noqa: E731
+        interior = (take(np.arange(2, n)) - take(np.arange(0, n - 2))) / (2.0 * h)
+        first = (take(np.arange(1, 2)) - take(np.arange(0, 1))) / h
+        last = (take(np.arange(n - 1, n)) - take(np.arange(n - 2, n - 1))) / h
+        out.append(np.concatenate([first, interior, last], axis=ax))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    return np.sort(a, axis=axis)  # a full sort is one valid partition for every kth
+
+
+@implements(np.argpartition)
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    return np.argsort(a, axis=axis)
+
+
+@implements(np.lexsort)
+def lexsort(keys, axis=-1):
+    keys = [asarray(k) for k in keys]
+    order = np.argsort(keys[0], axis=axis, kind="stable")
+    for key in keys[1:]:
+        order = np.take_along_axis(order, np.argsort(np.take_along_axis(key, order, axis=axis), axis=axis,
+                                                     kind="stable"), axis=axis)
+    return order
+
+
+@implements(np.sort_complex)
+def sort_complex(a):
+    return np.sort(a).astype(np.result_type(np.asarray(0, dtype=a.dtype), np.complex64))
+
+
+@implements(np.can_cast)
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(from_.dtype if isinstance(from_, TracedArray) else from_, to, casting)
+
+
+@implements(np.common_type)
+def common_type(*arrays):
+    return np.common_type(*[np.empty(0, a.dtype) if isinstance(a, TracedArray) else a for a in arrays])
+
+
+@implements(np.shares_memory, np.may_share_memory)
+def may_share_memory(a, b, max_work=None):
+    root = lambda x: root(x.base) if isinstance(x, TracedArray) and x.base is not None else x  # noqa: E731
+    return root(a) is root(b)
+
+
+@implements(np.array_equiv)
+def array_equiv(a1, a2):
+    try:
+        np.broadcast_shapes(np.shape(a1), np.shape(a2))
+    except ValueError:
+        return False
+    return np.all(np.equal(a1, a2))
+
+
+@implements(np.unravel_index)
+def unravel_index(indices, shape, order="C"):
+    dims = shape[::-1] if order == "C" else shape
+    out, rest = [], indices
+    for n in dims:
+        out.append(np.mod(rest, n))
+        rest = np.floor_divide(rest, n)
+    return tuple(out[::-1] if order == "C" else out)
+
+
+@implements(np.ravel_multi_index)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    strides = np.cumprod((1,) + tuple(dims[::-1]))[:-1][::-1] if order == "C" else np.cumprod((1,) + tuple(dims))[:-1]
+    total = 0
+    for index, stride in zip(multi_index, strides):
+        total = np.add(total, np.multiply(index, int(stride)))
+    return total
+
+
+def _spaced(numpy_function, name):
+    @constructs(numpy_function)
+    def spaced(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+        if any(isinstance(v, TracedArray) for v in (start, stop, base)):
+            raise UnsupportedError(f"numpy.{name} with traced bounds is not supported")
+        return asarray(numpy_function(start, stop, num, endpoint, base, dtype, axis) if name == "logspace"
+                       else numpy_function(start, stop, num, endpoint, dtype, axis))
+
+
+_spaced(np.logspace, "logspace")
+_spaced(np.geomspace, "geomspace")
+
+
+@implements(np.block)
+def block(arrays):
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0
+
+    def assemble(x, level, total):
+        if not isinstance(x, list):
+            return asarray(x)
+        parts = [assemble(p, level + 1, total) for p in x]
+        ndim = max(total, max(p.ndim for p in parts))
+        parts = [np.reshape(p, (1,) * (ndim - p.ndim) + p.shape) for p in parts]
+        return np.concatenate(parts, axis=-(total - level))
+    return assemble(arrays, 0, depth(arrays))
+
+
+@implements(np.piecewise)
+def piecewise(x, condlist, funclist, *args, **kw):
+    x = asarray(x)
+    if isinstance(condlist, TracedArray) and condlist.dtype == np.bool_ and condlist.shape == x.shape:
+        condlist = [condlist]
+    if len(funclist) == len(condlist) + 1:
+        otherwise = np.logical_not(np.any(np.stack([np.broadcast_to(c, x.shape) for c in condlist]), axis=0))
+        condlist = list(condlist) + [otherwise]
+    result = np.zeros_like(x)
+    for cond, func in zip(condlist, funclist):
+        val = func(x, *args, **kw) if callable(func) else func
+        result = np.where(cond, val, result)
+    return result
+
+
+@implements(np.apply_along_axis)
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    arr = asarray(arr)
+    ax = axis_index(axis, arr.ndim)
+    moved = np.moveaxis(arr, ax, -1)
+    outer = moved.shape[:-1]
+    results = [func1d(moved[index], *args, **kwargs) for index in np.ndindex(*outer)]
+    stacked = np.stack([asarray(r) for r in results])
+    out = np.reshape(stacked, outer + np.shape(results[0]))
+    return np.moveaxis(out, list(range(len(outer), out.ndim)), list(range(ax, ax + out.ndim - len(outer)))) \
+        if out.ndim > len(outer) else out
+
+
+@implements(np.unwrap)
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    p = asarray(p)
+    ax = axis_index(axis, p.ndim)
+    half = period / 2
+    discont = half if discont is None else max(discont, half)
+    dd = np.diff(p, axis=ax)
+    ddmod = np.mod(dd + half, period) - half
+    ddmod = np.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correction = np.where(np.abs(dd) < discont, 0, ddmod - dd)
+    shape = list(p.shape)
+    shape[ax] = 1
+    return p + np.concatenate([np.zeros(shape, dtype=correction.dtype), np.cumsum(correction, axis=ax)], axis=ax)

@@ -1,0 +1,97 @@
+"""Differential tests for cofactor/numpy/extras.py: one table row per NumPy function."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+rng = np.random.default_rng(21)
+A = rng.standard_normal((3, 4))
+V = rng.standard_normal(6)
+I = rng.integers(-20, 20, size=(3, 4))
+SPECIAL = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3.0])
+
+CASES = {
+    "fmod": (lambda a: np.fmod(a, 0.7), A),
+    "fmod_int": (lambda a: np.fmod(a, np.array([3, -3, 0, 5])), I),
+    "gcd": (lambda a: np.gcd(a, 12), I),
+    "lcm": (lambda a: np.lcm(a, np.array([4, 6, 0, 9])), I),
+    "heaviside": (lambda a: np.heaviside(a, 0.5), SPECIAL),
+    "logaddexp2": (lambda a: np.logaddexp2(a, 0.5 * a), A),
+    "ldexp": (lambda a: np.ldexp(a, np.array([1, -2, 3, 0])), A),
+    "modf": (lambda a: np.modf(a), SPECIAL),
+    "bitwise_count": (lambda a: np.bitwise_count(a), I),
+    "fix": (lambda a: np.fix(a * 3), A),
+    "isposinf_isneginf": (lambda a: (np.isposinf(a), np.isneginf(a)), SPECIAL),
+    "iscomplex_isreal": (lambda a: (np.iscomplex(a + 1j * (a > 0)), np.isreal(a)), A),
+    "nan_to_num": (lambda a: np.nan_to_num(a, nan=7.0), SPECIAL),
+    "nan_to_num_complex": (lambda a: np.nan_to_num(a + 1j * a[::-1]), SPECIAL),
+    "sinc": (lambda a: np.sinc(a), np.array([0.0, 0.5, -1.25, 3.0])),
+    "append": (lambda a: (np.append(a, [1.0, 2.0]), np.append(a, a[:1], axis=0)), A),
+    "cumulative_sum": (lambda a: np.cumulative_sum(a, axis=1, include_initial=True), A),
+    "cumulative_prod": (lambda a: np.cumulative_prod(a[0]), A),
+    "splits": (lambda a: (np.hsplit(a, 2), np.vsplit(a, [1]), np.hsplit(a[0], 2)), A),
+    "rot90": (lambda a: (np.rot90(a), np.rot90(a, 2), np.rot90(a, -1), np.rot90(a, 1, (1, 0))), A),
+    "rollaxis": (lambda a: np.rollaxis(a[None], 2, 0), A),
+    "select": (lambda a: np.select([a < -0.5, a > 0.5], [a * 10, a * 100], default=-1.0), A),
+    "trapezoid": (lambda a: (np.trapezoid(a), np.trapezoid(a, dx=0.5, axis=0), np.trapezoid(a, x=np.arange(4.0) ** 2)), A),
+    "vecdot_matvec_vecmat": (lambda a: (np.vecdot(a, a), np.matvec(a, a[0]), np.vecmat(a[:, 0], a)), A),
+    "unstack": (lambda a: np.unstack(a, axis=1), A),
+    "resize": (lambda a: (np.resize(a, (5, 3)), np.resize(a[0], 2)), A),
+    "delete_insert": (lambda a: (np.delete(a, [0, 2], axis=1), np.delete(a, slice(1, 3)), np.insert(a, 1, 9.0, axis=1),
+                                 np.insert(a[0], 2, [7.0, 8.0])), A),
+    "choose": (lambda a: np.choose(np.array([[0, 1, 2, 1]] * 3), [a, -a, a * 0]), A),
+    "compress": (lambda a: np.compress([True, False, True], a, axis=0), A),
+    "polyval": (lambda a: np.polyval([1.5, -2.0, 0.5], a), A),
+    "ediff1d": (lambda a: np.ediff1d(a, to_end=[0.0], to_begin=[-1.0, -2.0]), A),
+    "gradient": (lambda a: (np.gradient(a), np.gradient(a[0], 0.5)), A),
+    "lexsort": (lambda a: np.lexsort((a[0], np.round(a[1]))), A),
+    "sort_complex": (lambda a: np.sort_complex(a[0]), A),
+    "unravel_ravel": (lambda a: (np.unravel_index(np.array([1, 7, 11]), (3, 4)),
+                                 np.ravel_multi_index((np.array([0, 2]), np.array([1, 3])), (3, 4))), A),
+    "block": (lambda a: np.block([[a, a], [a, a]]), A),
+    "piecewise": (lambda a: np.piecewise(a, [a < 0, a > 1], [lambda x: -x, lambda x: x * 2, 0.5]), A),
+    "apply_along_axis": (lambda a: np.apply_along_axis(lambda r: r.sum() * r, 1, a), A),
+    "unwrap": (lambda a: np.unwrap(np.cumsum(a * 2, axis=1)), A),
+    "array_equiv": (lambda a: (np.array_equiv(a, a), np.array_equiv(a, a[0])), A),
+    "logspace": (lambda a: a[0, 0] + np.logspace(0, 2, 4), A),
+}
+
+
+def _leaves(x):
+    if isinstance(x, (tuple, list)):
+        return [leaf for item in x for leaf in _leaves(item)]
+    return [x]
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's warnings for x % 0, inf * 0
+def test_matches_numpy(name):
+    f, arg = CASES[name]
+    want = _leaves(f(arg.copy()))
+    got = _leaves(cf.jit(f)(arg.copy()))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14, equal_nan=True)
+
+
+def test_in_place_functions_update_their_argument():
+    def f(a, b):
+        np.putmask(a, a > 0, 0.0)
+        np.copyto(b, 1.5, where=b < 0)
+        np.put(a, [0, 5], [-1.0, -2.0])
+        np.put_along_axis(b, np.array([[0], [1], [2]]), 9.0, axis=1)
+
+    a, b, ea, eb = A.copy(), A.copy(), A.copy(), A.copy()
+    f(ea, eb)
+    cf.jit(f)(a, b)
+    np.testing.assert_array_equal(a, ea)
+    np.testing.assert_array_equal(b, eb)
+
+
+def test_data_dependent_cases_are_refused():
+    with pytest.raises(cf.UnsupportedError, match="numpy.compress"):
+        cf.jit(lambda a: np.compress(a[:, 0] > 0, a, axis=0))(A)
+    with pytest.raises(cf.UnsupportedError, match="numpy.delete"):
+        cf.jit(lambda a, i: np.delete(a, i))(A, np.array([1]))
