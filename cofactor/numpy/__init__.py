@@ -7,3 +7,4 @@ from . import products  # noqa: F401
 from . import creation  # noqa: F401
 from . import ufunc_methods  # noqa: F401
 from . import random  # noqa: F401
+from . import extras  # noqa: F401
