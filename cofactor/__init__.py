@@ -5,7 +5,7 @@
     f(np.ones((3, 3)))
 """
 from . import numpy as _numpy_implementations  # noqa: F401  (fills the dispatch registry)
-from .compiler import Compiled, JitFunction, OptimizationWarning, compile, jit
+from .compiler import Compiled, JitFunction, OptimizationWarning, TraceTimeRandomWarning, compile, jit
 from .errors import (CofactorError, CompilationError, ConcretizationError, TracingError,
                      UnsupportedError)
 from .inspect import code_hlo, code_xla
@@ -15,6 +15,6 @@ from .tracing.array import TracedArray
 
 __all__ = [
     "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError",
-    "JitFunction", "OptimizationWarning", "TracedArray", "TracingError", "UnsupportedError",
+    "JitFunction", "OptimizationWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError", "UnsupportedError",
     "code_hlo", "code_xla", "compile", "devices", "jit", "to_device",
 ]

@@ -26,6 +26,21 @@ class OptimizationWarning(UserWarning):
     """An optimization pipeline failed; the program was compiled without it."""
 
 
+class TraceTimeRandomWarning(UserWarning):
+    """NumPy's global random generator ran while tracing, outside code cofactor could convert:
+    its numbers became constants of the compiled function."""
+
+
+def _trace_user_function(fn, args, kwargs):
+    before = np.random.get_state()[2]  # the global generator's position
+    result = trace(converted(fn), args, kwargs)
+    if np.random.get_state()[2] != before:
+        warnings.warn("cofactor: np.random ran at trace time in code it could not convert (no source "
+                      "available?); the numbers drawn are now constants of the compiled function",
+                      TraceTimeRandomWarning, stacklevel=4)
+    return result
+
+
 def _pipeline_kind(optimize) -> str:
     try:
         return _PIPELINES[optimize]
@@ -124,7 +139,7 @@ class Compiled:
         self.fn = fn
         self.optimize = optimize
         self.key, _ = signature(args, kwargs)
-        self.trace = trace(converted(fn), args, kwargs)
+        self.trace = _trace_user_function(fn, args, kwargs)
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize)
         self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)

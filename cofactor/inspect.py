@@ -1,16 +1,14 @@
 """Looking at what cofactor generates: StableHLO before and after optimization, and XLA's HLO."""
 from __future__ import annotations
 
-from .compiler import Compiled, optimize_mlir
-from .convert.calls import converted
+from .compiler import Compiled, _trace_user_function, optimize_mlir
 from .passes import runner
-from .tracing.trace import trace
 
 
 def code_hlo(fn, *args, optimize=True, **kwargs) -> str:
     """StableHLO of ``fn`` on these arguments: after the optimization pipeline, or the raw
     trace with ``optimize=False`` (pretty-printed by MLIR)."""
-    raw = str(trace(converted(fn), args, kwargs).module)
+    raw = str(_trace_user_function(fn, args, kwargs).module)
     if optimize is False:
         return runner.run(raw, "none")
     return optimize_mlir(raw, optimize)

@@ -95,3 +95,9 @@ def test_permutation_shuffle_and_choice_without_replacement():
 def test_too_large_sample_without_replacement_raises():
     with pytest.raises(ValueError, match="larger sample"):
         cf.jit(lambda rng: rng.choice(3, size=4, replace=False))(np.random.default_rng(0))
+
+
+def test_random_numbers_baked_in_at_trace_time_are_reported():
+    unconvertible = eval("lambda x: x + np.random.rand(3)")  # no source file: cannot be converted
+    with pytest.warns(cf.TraceTimeRandomWarning, match="constants"):
+        cf.jit(unconvertible)(np.zeros(3))
