@@ -11,7 +11,9 @@ import warnings
 import numpy as np
 
 from .errors import CompilationError, TracingError, UnsupportedError
+from .convert import statements
 from .convert.calls import converted
+from .runtime.devices import devices
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
@@ -31,9 +33,15 @@ class TraceTimeRandomWarning(UserWarning):
     its numbers became constants of the compiled function."""
 
 
-def _trace_user_function(fn, args, kwargs):
+def _trace_user_function(fn, args, kwargs, unroll=statements.DEFAULT_UNROLL):
+    devices()  # jax's first import moves NumPy's global random state: not the user's draw
     before = np.random.get_state()[2]  # the global generator's position
-    result = trace(converted(fn), args, kwargs)
+    previous = statements.unroll_limit()
+    statements.set_unroll_limit(unroll)
+    try:
+        result = trace(converted(fn), args, kwargs)
+    finally:
+        statements.set_unroll_limit(previous)
     if np.random.get_state()[2] != before:
         warnings.warn("cofactor: np.random ran at trace time in code it could not convert (no source "
                       "available?); the numbers drawn are now constants of the compiled function",
@@ -134,12 +142,12 @@ def _write_back(arg, buffer):
 class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
-    def __init__(self, fn, args, kwargs=None, *, optimize=True):
+    def __init__(self, fn, args, kwargs=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL):
         kwargs = kwargs or {}
         self.fn = fn
         self.optimize = optimize
         self.key, _ = signature(args, kwargs)
-        self.trace = _trace_user_function(fn, args, kwargs)
+        self.trace = _trace_user_function(fn, args, kwargs, unroll)
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize)
         self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)
@@ -180,18 +188,18 @@ class Compiled:
         return self.executable.hlo_text()
 
 
-def compile(fn, *args, optimize=True, **kwargs) -> Compiled:
+def compile(fn, *args, optimize=True, unroll=statements.DEFAULT_UNROLL, **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time."""
-    return Compiled(fn, args, kwargs, optimize=optimize)
+    return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll)
 
 
 class JitFunction:
     """``fn`` compiled on first call for each new signature, then served from a cache."""
 
-    def __init__(self, fn, optimize=True):
+    def __init__(self, fn, optimize=True, unroll=statements.DEFAULT_UNROLL):
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.optimize = optimize
+        self.options = {"optimize": optimize, "unroll": unroll}
         self.cache: dict = {}
         # The hot path: ConcreteArray arguments only, keyed by their (shape, dtype)s alone, for
         # compiled functions that neither update arguments nor read host state (so passing the
@@ -209,7 +217,7 @@ class JitFunction:
         key, arrays = signature(args, kwargs)
         compiled = self.cache.get(key)
         if compiled is None:
-            compiled = self.cache[key] = Compiled(self.fn, args, kwargs, optimize=self.optimize)
+            compiled = self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
             if not kwargs and all(type(a) is ConcreteArray for a in args) and compiled.is_pure:
                 self._by_avals[tuple(a.aval for a in args)] = compiled
         return compiled.call_leaves(arrays, args, kwargs)
@@ -217,12 +225,15 @@ class JitFunction:
     def lower(self, *args, **kwargs) -> Compiled:
         key, _ = signature(args, kwargs)
         if key not in self.cache:
-            self.cache[key] = Compiled(self.fn, args, kwargs, optimize=self.optimize)
+            self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
         return self.cache[key]
 
 
-def jit(fn=None, *, optimize=True):
-    """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``."""
+def jit(fn=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL):
+    """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
+
+    ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
+    time (unrolled); longer ones, and loops with a traced condition, become one stablehlo.while."""
     if fn is None:
-        return lambda f: JitFunction(f, optimize)
-    return JitFunction(fn, optimize)
+        return lambda f: JitFunction(f, optimize, unroll)
+    return JitFunction(fn, optimize, unroll)

@@ -69,9 +69,14 @@ class TracedOverflowError(TracingError, OverflowError):
     pass
 
 
+class LinAlgError(TracingError, np.linalg.LinAlgError):
+    """A matrix of the wrong shape for a numpy.linalg function (found at trace time)."""
+
+
 # NumPy exception type -> the cofactor class that stands for it (most specific first).
 _EQUIVALENTS = [
     (np.exceptions.AxisError, AxisError),
+    (np.linalg.LinAlgError, LinAlgError),
     (IndexError, TracedIndexError),
     (OverflowError, TracedOverflowError),
     (ValueError, ShapeError),

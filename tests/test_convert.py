@@ -40,7 +40,9 @@ def constructors(x):
     z[:] = 7
     o = np.ones_like(np.zeros(3))
     o[2] = x[3]
-    return a, b, c, e, m, k, z, o, x, np.ndarray((2,))
+    n = np.ndarray((2,))  # uninitialised in NumPy: filled before use
+    n[:] = x[:2]
+    return a, b, c, e, m, k, z, o, x, n
 
 
 def test_constructors_make_writable_traced_arrays():

@@ -51,8 +51,8 @@ def test_if_on_a_traced_value_explains():
 
 
 def test_unsupported_function_is_named():
-    with pytest.raises(cf.UnsupportedError, match="numpy.linalg.svd"):
-        cf.jit(lambda x: np.linalg.svd(x))(np.ones((2, 2)))
+    with pytest.raises(cf.UnsupportedError, match="numpy.linalg.eig"):
+        cf.jit(lambda x: np.linalg.eig(x))(np.ones((2, 2)))
     with pytest.raises(cf.UnsupportedError, match="numpy.nonzero"):
         cf.jit(lambda x: np.nonzero(x))(np.ones(2))
 

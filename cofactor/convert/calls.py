@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 
 from ..tracing.dispatch import CONSTRUCTORS
+from . import statements
 from .source import convert, is_user_function
 
 
@@ -20,14 +21,19 @@ def call(fn, *args, **kwargs):
     if constructor is not None:
         return constructor(*args, **kwargs)
     if is_user_function(fn):
-        return convert(fn, call)(*args, **kwargs)
+        return convert(fn, RUNTIME)(*args, **kwargs)
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
-        return convert(fn.__func__, call)(fn.__self__, *args, **kwargs)
+        return convert(fn.__func__, RUNTIME)(fn.__self__, *args, **kwargs)
     return fn(*args, **kwargs)
 
 
+# What converted code calls: the names the rewriting in source.py and control.py emits.
+RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,
+                                range=statements.range_, load=statements.load)
+
+
 def converted(fn):
-    """``fn`` ready to trace: its calls (and its callees' calls) go through ``call``."""
+    """``fn`` ready to trace: its calls and control flow (and its callees') go through RUNTIME."""
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
-        return types.MethodType(convert(fn.__func__, call), fn.__self__)
-    return convert(fn, call)
+        return types.MethodType(convert(fn.__func__, RUNTIME), fn.__self__)
+    return convert(fn, RUNTIME)

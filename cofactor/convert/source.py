@@ -1,6 +1,7 @@
 """Source conversion: re-compile a user's function so that every call it makes goes
-through ``calls.call``, which can substitute traced versions of NumPy's array
-constructors and convert the user functions it calls in turn.
+through ``calls.call`` (which can substitute traced versions of NumPy's array
+constructors and convert the user functions it calls in turn), and its if / while /
+for statements through ``statements`` (which trace them when their condition is traced).
 
 Library code (NumPy, the standard library, installed packages) is never converted,
 and a function whose source cannot be read runs as it is.
@@ -14,7 +15,8 @@ import sysconfig
 import textwrap
 import types
 
-_CALL = "__cofactor_call__"
+from .control import RUNTIME, convert_control_flow
+
 _FACTORY = "__cofactor_factory__"
 # Calls that must see the caller's own frame.
 _FRAME_SENSITIVE = {"super", "locals", "globals", "vars", "eval", "exec"}
@@ -26,9 +28,11 @@ _LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for p in (
 class _RouteCalls(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id in _FRAME_SENSITIVE:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE or \
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == RUNTIME:
             return node
-        return ast.copy_location(ast.Call(func=ast.Name(_CALL, ast.Load()),
+        return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name(RUNTIME, ast.Load()), "call", ast.Load()),
                                           args=[node.func, *node.args], keywords=node.keywords), node)
 
 
@@ -69,19 +73,21 @@ def _compile_factory(fn):
     node, first = _function_node(fn)
     if node is None:
         return None
+    ast.increment_lineno(node, first - 1)  # tracebacks and error messages show the user's lines
+    if not isinstance(node, ast.Lambda):
+        convert_control_flow(node)
     node = _RouteCalls().visit(node)
     if isinstance(node, ast.Lambda):
         body = [ast.Return(node)]
     else:
         node.decorator_list = []
         body = [node, ast.Return(ast.Name(node.name, ast.Load()))]
-    params = [_CALL, *code.co_freevars]
+    params = [RUNTIME, *code.co_freevars]
     factory = ast.FunctionDef(
         name=_FACTORY, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
                                           kw_defaults=[], defaults=[]),
         body=body, decorator_list=[], returns=None)
     module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
-    ast.increment_lineno(module, first - 1)  # tracebacks and error messages show the user's lines
     namespace = {}
     exec(compile(module, code.co_filename, "exec"), fn.__globals__, namespace)
     return namespace[_FACTORY]
@@ -90,8 +96,9 @@ def _compile_factory(fn):
 _factories: dict = {}  # code object -> compiled factory (None: not convertible)
 
 
-def convert(fn, call):
-    """``fn`` with its calls routed through ``call``; ``fn`` itself if it cannot be converted."""
+def convert(fn, runtime):
+    """``fn`` with its calls and control flow routed through ``runtime``; ``fn`` itself if it
+    cannot be converted."""
     if not is_user_function(fn):
         return fn
     if fn.__code__ not in _factories:
@@ -103,7 +110,7 @@ def convert(fn, call):
         free = [cell.cell_contents for cell in fn.__closure__ or ()]
     except ValueError:  # a closure variable not yet assigned
         return fn
-    new = factory(call, *free)
+    new = factory(runtime, *free)
     new.__defaults__, new.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     return new
 

@@ -288,7 +288,7 @@ def fft(x: Value, fft_type: str, lengths) -> Value:
         "fft_type": f"#stablehlo<fft_type {fft_type}>", "fft_length": _i64_array(lengths)})[0]
 
 
-def while_loop(init, cond, body) -> list:
+def while_loop(init, cond, body, attributes=None) -> list:
     """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
     ``body(*carry)`` the next carry; returns the final carry."""
     types = [v.type for v in init]
@@ -298,7 +298,7 @@ def while_loop(init, cond, body) -> list:
         with insertion_point(block):
             emit("stablehlo.return", build(block.arguments), [])
         regions.append(Region([block]))
-    return emit("stablehlo.while", list(init), types, None, regions)
+    return emit("stablehlo.while", list(init), types, attributes, regions)
 
 
 def _layout_list(layouts) -> str:
@@ -333,3 +333,13 @@ def rng_bit_generator(state: Value, shape, dtype=np.uint64, algorithm="THREE_FRY
     """(next state, random bits of ``shape``): a counter-based generator, the same on every backend."""
     return emit("stablehlo.rng_bit_generator", [state], [state.type, TensorType(shape, dtype)],
                 {"rng_algorithm": f"#stablehlo<rng_algorithm {algorithm}>"})
+
+
+def if_(pred: Value, then_block: Block, else_block: Block, result_types) -> list:
+    """stablehlo.if; each block already ends with its stablehlo.return."""
+    return emit("stablehlo.if", [pred], list(result_types), None, [Region([then_block]), Region([else_block])])
+
+
+def emit_return(values):
+    """The terminator of a region of stablehlo.if / while / reduce."""
+    emit("stablehlo.return", list(values), [])

@@ -7,4 +7,6 @@ from . import products  # noqa: F401
 from . import creation  # noqa: F401
 from . import ufunc_methods  # noqa: F401
 from . import random  # noqa: F401
+from . import linalg, fft  # noqa: F401
 from . import extras  # noqa: F401
+from . import matrices, statistics, searching  # noqa: F401

@@ -15,6 +15,11 @@ from ..ir.core import Value
 from . import dispatch
 
 
+# Open mutation journals (innermost last): control flow records which arrays a branch or a
+# loop body writes, to carry them through the stablehlo.if / stablehlo.while it builds.
+_journals: list = []
+
+
 class TracedArray:
     """A traced array: either the owner of an IR value, or a view (``base`` + ``lens``)
     whose value is read from, and written into, its base."""
@@ -40,6 +45,8 @@ class TracedArray:
     @value.setter
     def value(self, new: Value):
         if self.lens is None:
+            if _journals:
+                _journals[-1].append((self, self._value))
             self._value = new
         else:
             self.base.value = self.lens.write(self.base.value, new)

@@ -1,0 +1,178 @@
+"""AST rewriting of if / while / for statements, so that a traced condition or trip count becomes
+stablehlo.if / stablehlo.while while a Python one stays plain Python.
+
+    if test: A            ->   def then(): nonlocal x; A
+    else: B                    def else_(): nonlocal x; B
+                               __cofactor__.if_(test, then, else_, get, set, ("x",), line)
+
+Blocks that leave the statement early (return, break, continue, yield) or assign names
+declared global are left as written: a traced condition there raises cofactor's
+ConcretizationError, which names the line.
+"""
+from __future__ import annotations
+
+import ast
+
+RUNTIME = "__cofactor__"
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _walk_scope(nodes):
+    """Nodes of these statements, not descending into nested functions or classes."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (*_SCOPES, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                stack.append(child)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield child  # its name is bound here
+
+
+def assigned_names(nodes) -> list:
+    names = []
+    for node in _walk_scope(nodes):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.alias):
+            names.append((node.asname or node.name).split(".")[0])
+    return list(dict.fromkeys(n for n in names if not n.startswith("__cf_")))
+
+
+def _escapes(nodes, in_loop=False) -> bool:
+    """Whether control can leave these statements other than by falling through."""
+    for node in nodes:
+        for sub in _walk_scope([node]):
+            if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)):
+                return True
+        if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+            return True
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list) and inner and not isinstance(node, _SCOPES):
+                loop = isinstance(node, (ast.For, ast.While, ast.AsyncFor)) and field == "body"
+                if _escapes([n for n in inner if isinstance(n, ast.stmt)] or
+                            [h for h in inner if isinstance(h, ast.ExceptHandler)], in_loop or loop):
+                    return True
+    return False
+
+
+def _name(id_, ctx=ast.Load):
+    return ast.Name(id_, ctx())
+
+
+def _runtime(attr):
+    return ast.Attribute(_name(RUNTIME), attr, ast.Load())
+
+
+def _function(name, params, body, nonlocals):
+    stmts = ([ast.Nonlocal(list(nonlocals))] if nonlocals else []) + (body or [ast.Pass()])
+    return ast.FunctionDef(name=name, args=ast.arguments(
+        posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=stmts, decorator_list=[], returns=None)
+
+
+def _state_functions(prefix, names):
+    """A getter (each name's value, or UNBOUND) and a setter for ``names``."""
+    loads = [ast.Call(_runtime("load"), [ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                                   kw_defaults=[], defaults=[]), _name(n))], [])
+             for n in names]
+    getter = _function(f"{prefix}_get", [], [ast.Return(ast.Tuple(loads, ast.Load()))], [])
+    values = f"{prefix}_values"
+    setter = _function(f"{prefix}_set", [values], [ast.Assign(
+        [ast.Tuple([_name(n, ast.Store) for n in names], ast.Store())], _name(values))] if names else [], names)
+    return getter, setter
+
+
+class ControlFlow(ast.NodeTransformer):
+    def __init__(self, global_names):
+        self.global_names = set(global_names)
+        self.count = 0
+        self.bound = []  # every name a rewritten block assigns: the function must bind them
+
+    def _prefix(self, kind):
+        self.count += 1
+        return f"__cf_{kind}{self.count}"
+
+    def _call(self, attr, args, node):
+        return ast.copy_location(ast.Expr(ast.Call(_runtime(attr), args, [])), node)
+
+    def _names(self, blocks):
+        names = assigned_names([s for b in blocks for s in b])
+        if self.global_names & set(names):
+            return None
+        self.bound += names
+        return names
+
+    def visit_FunctionDef(self, node):
+        return node  # a nested function is converted on its own when it is called
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    # Each visit reads the statement as written (names, early exits) before rewriting the
+    # statements inside it, whose assignments then move into generated functions.
+    def visit_If(self, node):
+        names = self._names([node.body, node.orelse])
+        escapes = _escapes(node.body + node.orelse)
+        self.generic_visit(node)
+        if names is None or escapes:
+            return node
+        p = self._prefix("if")
+        getter, setter = _state_functions(p, names)
+        then = _function(f"{p}_then", [], node.body, names)
+        orelse = _function(f"{p}_else", [], node.orelse, names)
+        call = self._call("if_", [node.test, _name(then.name), _name(orelse.name), _name(getter.name),
+                                  _name(setter.name), ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+                                  ast.Constant(node.lineno)], node)
+        return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
+
+    def visit_While(self, node):
+        names = self._names([node.body])
+        escapes = node.orelse or _escapes(node.body)
+        self.generic_visit(node)
+        if names is None or escapes:
+            return node
+        p = self._prefix("while")
+        getter, setter = _state_functions(p, names)
+        cond = _function(f"{p}_cond", [], [ast.Return(node.test)], [])
+        body = _function(f"{p}_body", [], node.body, names)
+        call = self._call("while_", [_name(cond.name), _name(body.name), _name(getter.name), _name(setter.name),
+                                     ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+                                     ast.Constant(node.lineno)], node)
+        return [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call]
+
+    def visit_For(self, node):
+        names = self._names([node.body, [ast.Assign([node.target], ast.Constant(None))]])
+        escapes = node.orelse or _escapes(node.body)
+        self.generic_visit(node)
+        if names is None or escapes:
+            return node
+        p = self._prefix("for")
+        item = f"{p}_item"
+        getter, setter = _state_functions(p, names)
+        body = _function(f"{p}_body", [item], [ast.Assign([node.target], _name(item))] + node.body, names)
+        iterable = node.iter
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            iterable = ast.Call(_runtime("range"), iterable.args, iterable.keywords)  # may have traced bounds
+        call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
+                                   ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+                                   ast.Constant(node.lineno)], node)
+        return [ast.copy_location(s, node) for s in (body, getter, setter)] + [call]
+
+
+def convert_control_flow(function_node):
+    """Rewrite the control flow of a FunctionDef in place (its nested functions included)."""
+    global_names = [n for s in ast.walk(function_node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names]
+    transformer = ControlFlow(global_names)
+    function_node.body = [transformer.visit(s) for s in function_node.body]
+    function_node.body = [s for item in function_node.body for s in (item if isinstance(item, list) else [item])]
+    if transformer.bound:
+        # Bind every rewritten name in this function (dead code still makes them local), so the
+        # generated functions' ``nonlocal`` statements find them.
+        binding = ast.If(ast.Constant(False), [ast.Assign([_name(n, ast.Store) for n in dict.fromkeys(transformer.bound)],
+                                                          ast.Constant(None))], [])
+        function_node.body.insert(0, binding)
+    return function_node

@@ -1,0 +1,135 @@
+"""What rewritten if / while / for statements do at run time: plain Python when the condition
+or the range is known, stablehlo.if / while when it is traced."""
+from __future__ import annotations
+
+import sys
+import threading
+
+from ..errors import TracingError
+from ..tracing import control
+from ..tracing.array import TracedArray
+
+_settings = threading.local()
+DEFAULT_UNROLL = 8
+
+
+def unroll_limit() -> int:
+    """Static loops of at most this many iterations run as Python (unrolled); longer ones are traced
+    as one stablehlo.while (set per compiled function with ``cf.jit(f, unroll=...)``)."""
+    return getattr(_settings, "unroll", DEFAULT_UNROLL)
+
+
+def set_unroll_limit(n: int):
+    _settings.unroll = n
+
+
+def load(read):
+    try:
+        return read()
+    except NameError:
+        return control.UNBOUND
+
+
+def _traced(x) -> bool:
+    return isinstance(x, TracedArray)
+
+
+def _roots(frame_locals) -> list:
+    """The arrays (their bases, for views) held by the user function's local variables."""
+    roots = []
+    for value in frame_locals.values():
+        while isinstance(value, TracedArray) and value.lens is not None:
+            value = value.base
+        if isinstance(value, TracedArray):
+            roots.append(value)
+    return roots
+
+
+def if_(test, then_fn, else_fn, get, set_, names, line):
+    if not _traced(test):
+        (then_fn if test else else_fn)()
+        return
+    control.cond(test, then_fn, else_fn, names, get, set_, line)
+
+
+def while_(cond_fn, body_fn, get, set_, names, line):
+    while True:
+        test = cond_fn()
+        if _traced(test):
+            roots = _roots(sys._getframe(1).f_locals)
+            control.while_loop(cond_fn, body_fn, names, get, set_, roots, line)
+            return
+        if not test:
+            return
+        body_fn()
+
+
+class TracedRange:
+    """``range(start, stop, step)`` with a traced bound: iterated only by a traced loop."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
+def range_(*args):
+    if not any(_traced(a) for a in args):
+        return range(*args)
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+    if _traced(step):
+        raise TracingError("range() with a traced step is not supported; its direction must be known")
+    return TracedRange(start, stop, step)
+
+
+def for_(iterable, body_fn, get, set_, names, line):
+    frame_locals = sys._getframe(1).f_locals
+    if isinstance(iterable, TracedArray):  # iterate the leading axis
+        n = iterable.shape[0] if iterable.ndim else len(iterable)
+        if n > unroll_limit() and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), get, set_, names, line,
+                                          frame_locals):
+            return
+        for i in range(n):
+            body_fn(iterable[i])
+        return
+    if isinstance(iterable, TracedRange):
+        if not _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line,
+                       frame_locals, fallback=False):
+            raise TracingError(f"the loop at line {line} over a traced range could not be traced")
+        return
+    if isinstance(iterable, range) and len(iterable) > unroll_limit():
+        if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line, frame_locals):
+            return
+    for item in iterable:
+        body_fn(item)
+
+
+def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, fallback=True) -> bool:
+    """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter traced.
+
+    With ``fallback``, a body that needs ``i`` as a Python number (``range(i)``, a list index)
+    returns False so the caller unrolls the loop instead.
+    """
+    counter = [start]
+
+    def get_all():
+        return get() + (counter[0],)
+
+    def set_all(values):
+        set_(values[:-1])
+        counter[0] = values[-1]
+
+    def cond():
+        return counter[0] < stop if step > 0 else counter[0] > stop
+
+    def body():
+        i = counter[0]
+        body_fn(i)
+        counter[0] = i + step
+
+    try:
+        control.while_loop(cond, body, tuple(names) + ("loop counter",), get_all, set_all,
+                           _roots(frame_locals), line)
+    except TracingError:
+        if not fallback:
+            raise
+        return False
+    return True

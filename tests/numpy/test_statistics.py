@@ -1,0 +1,209 @@
+"""Statistics against NumPy: NaN-ignoring reductions, average, median, quantiles, cov, corrcoef,
+histogram, bincount."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+from conftest import check, check_unsupported, dtype_id, sample
+
+
+def with_nans(dtype=np.float64):
+    """A (3, 4) sample with scattered NaNs and one all-NaN row."""
+    x = sample((3, 4), dtype).copy()
+    x[0, 1] = x[1, 3] = np.nan
+    x[2] = np.nan
+    return x
+
+
+NAN_REDUCTIONS = lambda x: (  # noqa: E731
+    np.nansum(x), np.nansum(x, axis=0), np.nanprod(x, axis=1, keepdims=True), np.nanmean(x), np.nanmean(x, axis=1),
+    np.nanvar(x, axis=0), np.nanvar(x, axis=1, ddof=1), np.nanstd(x, keepdims=True), np.nanstd(x, axis=0, ddof=2),
+    np.nanmax(x), np.nanmax(x, axis=1), np.nanmin(x, axis=0, keepdims=True), np.nanmin(x, initial=-1.0),
+    np.nancumsum(x), np.nancumsum(x, axis=1), np.nancumprod(x, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128], ids=dtype_id)
+def test_nan_reductions(dtype):
+    check(NAN_REDUCTIONS, with_nans(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int64], ids=dtype_id)
+def test_nan_reductions_of_types_without_nan(dtype):
+    check(lambda x: (*NAN_REDUCTIONS(x), np.nanargmax(x, axis=1), np.nanargmin(x), np.nanmedian(x, axis=0)),
+          sample((3, 4), dtype, "unit"))
+
+
+def test_nan_arguments():
+    check(lambda x: (np.nansum(x, dtype=np.float32), np.nanmean(x, dtype=np.float32), np.nanvar(x, correction=1),
+                     np.nancumsum(x, dtype=np.float32), np.nanprod(x, axis=(0, 1), initial=2.0)), with_nans()[:2])
+
+
+def test_nanargmax_and_nanargmin():
+    x = with_nans()[:2]
+    check(lambda x: (np.nanargmax(x), np.nanargmax(x, axis=1), np.nanargmin(x, axis=0), np.nanargmin(x, axis=1,
+                                                                                                 keepdims=True)), x)
+
+
+def test_nanargmax_of_an_all_nan_slice_is_minus_one():
+    # NumPy raises "All-NaN slice encountered", which needs the values.
+    x = with_nans()
+    got = cf.jit(lambda x: (np.nanargmax(x, axis=1), np.nanargmin(x, axis=1)))(x)
+    for g, f in zip(got, (np.nanargmax, np.nanargmin)):
+        assert np.asarray(g).tolist() == f(x[:2], axis=1).tolist() + [-1]
+
+
+@pytest.mark.parametrize("f", [lambda x: np.nanmax(x[:, :0], axis=1), lambda x: np.nanargmin(x[:0]),
+                               lambda x: np.nanmean(x, dtype=int), lambda x: np.nanvar(x, ddof=1, correction=1)])
+def test_nan_reduction_errors(f):
+    check(f, with_nans())
+
+
+def test_average():
+    check(lambda x, w: (np.average(x), np.average(x, axis=1), np.average(x, axis=(0, 1), keepdims=True),
+                        np.average(x, weights=x + 4), np.average(x, axis=1, weights=w), np.average(x, 0, x + 4, True),
+                        np.average(x, axis=1, weights=w, returned=True, keepdims=True), np.average(x, returned=True)),
+          sample((3, 4)), sample((4,), np.int32, "pos"))
+    check(lambda x: (np.average(x), np.average(x, axis=0, weights=[1, 2, 3], returned=True)), sample((3, 2), np.int8))
+
+
+@pytest.mark.parametrize("f", [lambda x: np.average(x, weights=x[0]), lambda x: np.average(x, axis=0, weights=x[0]),
+                               lambda x: np.average(x, axis=3)])
+def test_average_errors(f):
+    check(f, sample((3, 4)))
+
+
+@pytest.mark.parametrize("f", [lambda x: np.average(x, axis=0, weights=[1, -1]), lambda x: np.average(x[:0], axis=1)])
+def test_average_zero_division(f):
+    # NumPy's ZeroDivisionError, for known weights summing to zero and for empty averages.
+    with pytest.raises(ZeroDivisionError):
+        cf.jit(f)(sample((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float64], ids=dtype_id)
+def test_median(dtype):
+    check(lambda x: (np.median(x), np.median(x, axis=0), np.median(x, axis=-1, keepdims=True), np.median(x[:, :3]),
+                     np.median(x, axis=(0, 2)), np.median(x[0, 0, 0]), np.median(x[:, :0], axis=1)),
+          sample((2, 4, 3), dtype))
+
+
+def test_median_and_nanmedian_with_nans():
+    x = with_nans()
+    check(lambda x: (np.median(x), np.median(x, axis=1), np.median(x, axis=0), np.nanmedian(x),
+                     np.nanmedian(x, axis=1), np.nanmedian(x, axis=0, keepdims=True), np.nanmedian(x[:2, :3], axis=1),
+                     np.nanmedian(x[:, :0], axis=1)), x)
+
+
+METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
+           "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64], ids=dtype_id)
+def test_quantile_methods(dtype):
+    q = [0.0, 0.1, 0.25, 0.5, 0.8, 1.0]
+    check(lambda x: tuple(np.quantile(x, q, axis=1, method=m) for m in METHODS), sample((2, 5), dtype))
+
+
+def test_quantile_and_percentile_forms():
+    x = sample((3, 4))
+    check(lambda x, q: (np.quantile(x, 0.3), np.quantile(x, [0.3]), np.quantile(x, np.float32(0.25), axis=0),
+                        np.quantile(x.astype(np.float32), 0.5), np.quantile(x.astype(np.float32), [0.5]),
+                        np.quantile(x, 1), np.quantile(x, [0, 1], axis=0), np.quantile(x, [[0.2, 0.4]], axis=1),
+                        np.quantile(x, 0.4, axis=(0, 1), keepdims=True), np.quantile(x, q, axis=1, keepdims=True),
+                        np.percentile(x, 30), np.percentile(x, [10, 90], axis=1), np.percentile(x, q * 100),
+                        np.percentile(x.astype(int), 50)),
+          x, np.array([0.0, 0.35, 1.0]))
+
+
+def test_quantile_with_nans():
+    x = with_nans()
+    check(lambda x: (np.quantile(x, 0.5, axis=1), np.percentile(x, [20, 70], axis=0),
+                     np.quantile(x, 0.3, axis=1, method="nearest")), x)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.quantile(x, 1.5), lambda x: np.percentile(x, -1),
+                               lambda x: np.quantile(x, 0.5, method="best"), lambda x: np.quantile(x + 1j, 0.5),
+                               lambda x: np.quantile(x, np.zeros((1, 1, 1))), lambda x: np.quantile(x[:0], 0.5)])
+def test_quantile_errors(f):
+    check(f, sample((4,)))
+
+
+def test_quantile_weights_are_unsupported():
+    check_unsupported(lambda x: np.quantile(x, 0.5, method="inverted_cdf", weights=x), sample((4,)),
+                      name="numpy.quantile")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64, np.complex128], ids=dtype_id)
+def test_cov_and_corrcoef(dtype):
+    check(lambda x, y: (np.cov(x), np.cov(x, rowvar=False), np.cov(x, bias=True), np.cov(x, ddof=0), np.cov(x[0]),
+                        np.cov(x, y), np.cov(x.T, y.T, rowvar=False), np.cov(x[0], y[0], dtype=np.float32),
+                        np.cov(x[:1], rowvar=False), np.cov(x[:, :1]), np.cov(x[:0]),
+                        np.corrcoef(x), np.corrcoef(x, rowvar=False), np.corrcoef(x[0], y[0]), np.corrcoef(x[0])),
+          sample((3, 4), dtype), sample((2, 4), dtype))
+
+
+@pytest.mark.parametrize("f", [lambda x: np.cov(x[None]), lambda x: np.cov(x, x[None]), lambda x: np.cov(x, ddof=1.5),
+                               lambda x: np.cov(x, x[:, :2])])
+def test_cov_errors(f):
+    check(f, sample((3, 4)))
+
+
+def test_cov_weights_are_unsupported():
+    check_unsupported(lambda x: np.cov(x, fweights=[1, 2, 1, 1]), sample((3, 4)), name="numpy.cov")
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.float64], ids=dtype_id)
+def test_histogram(dtype):
+    check(lambda x, w, edges: (np.histogram(x), np.histogram(x, bins=3), np.histogram(x, bins=4, range=(-2, 2)),
+                               np.histogram(x, bins=[-5, -1, 0, 0.5, 2, 9]), np.histogram(x, bins=edges),
+                               np.histogram(x, bins=3, density=True), np.histogram(x, bins=edges, weights=w),
+                               np.histogram(x, bins=2, range=(0, 1), weights=w.astype(np.int32), density=True),
+                               np.histogram(x[:0], bins=2), np.histogram(x[:1, :1], bins=2)),
+          sample((3, 5), dtype), sample((3, 5), np.float64, "pos"), np.array([-2.0, -0.5, 0.0, 1.0, 3.0]))
+
+
+def test_histogram_edges_and_nans():
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, np.nan, 2.5, -1.0, 9.0])
+    check(lambda x: (np.histogram(x, bins=4, range=(0, 4)), np.histogram(x, bins=[0, 1, 1, 3, 4]),
+                     np.histogram(x[:5], bins=4), np.histogram(x[:5] * 0 + 1, bins=3)), x)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.histogram(x, bins=0), lambda x: np.histogram(x, bins=[1, 0]),
+                               lambda x: np.histogram(x, bins=2, range=(3, 1)), lambda x: np.histogram(x, bins=2.5),
+                               lambda x: np.histogram(x, bins=[[1, 2]]), lambda x: np.histogram(x, weights=x[0]),
+                               lambda x: np.histogram(x, bins=2.5, range=(0, 1))])
+def test_histogram_errors(f):
+    check(f, sample((2, 3)))
+
+
+def test_histogram_bin_estimators_are_unsupported():
+    check_unsupported(lambda x: np.histogram(x, bins="auto"), sample((5,)), name="numpy.histogram")
+
+
+def test_bincount():
+    def counts(x, w):
+        # np.array(...) in a compiled function is a compile-time constant: its length is known.
+        return (np.bincount(x, minlength=12), np.bincount(x, weights=w, minlength=10),
+                np.bincount(np.array([3, 1, 1, 0])), np.bincount(np.array([2, 0]), minlength=5),
+                np.bincount(x[:0]), np.bincount(np.array([1, 1]), weights=w[:2]))
+
+    check(counts, sample((6,), np.int64, "pos"), sample((6,)))
+    check(lambda x: np.bincount(x, minlength=3), sample((4,), np.uint8, "unit"))
+
+
+def test_bincount_of_negative_constants_is_an_error():
+    def negative(x):
+        return np.bincount(np.array([1, -1]))
+
+    check(negative, sample((2,)))
+
+
+@pytest.mark.parametrize("f", [lambda x: np.bincount(x.astype(float), minlength=9),
+                               lambda x: np.bincount(x, minlength=-1), lambda x: np.bincount(x[None], minlength=9),
+                               lambda x: np.bincount(x, x[:2], minlength=9), lambda x: np.bincount(x, minlength=None),
+                               lambda x: np.bincount(x, x + 1j, minlength=9)])
+def test_bincount_errors(f):
+    check(f, sample((4,), np.int64, "pos"))
+
+
+def test_bincount_of_traced_values_needs_a_minlength():
+    check_unsupported(lambda x: np.bincount(x), sample((4,), np.int64, "pos"), name="numpy.bincount")

@@ -1,0 +1,207 @@
+"""if / while / for on traced values, converted from the user's own source."""
+import time
+
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+rng = np.random.default_rng(13)
+
+
+def check(f, *args, **options):
+    want = f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    got = cf.jit(f, **options)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for g, w in zip(got, want):
+        g = np.asarray(g)
+        assert g.shape == np.shape(w) and g.dtype == np.asarray(w).dtype, (g.shape, np.shape(w), g.dtype)
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def branches(x):
+    if x.sum() > 0:
+        y = x * 2
+        label = 1
+    elif x.max() > -0.5:
+        y = x + 10
+        label = 2
+    else:
+        y = -x
+        label = 3
+    return y, label
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array([-1.0, -0.2]), np.array([-1.0, -2.0])],
+                         ids=["if", "elif", "else"])
+def test_every_branch(x):
+    check(branches, x)
+
+
+def test_python_condition_stays_python():
+    calls = []
+
+    def f(x, flag):
+        if flag:
+            calls.append("then")
+            x = x + 1
+        return x
+
+    check(f, np.ones(2), True)
+    assert calls == ["then", "then"]  # once in NumPy, once at trace time: not a traced if
+
+
+def test_array_mutation_in_a_branch():
+    def f(x):
+        out = np.zeros(3)
+        if x[0] > 0:
+            out[0] = x[1]
+        else:
+            out[1:] = x[:2]
+        return out
+
+    check(f, np.array([1.0, 2.0, 3.0]))
+    check(f, np.array([-1.0, 2.0, 3.0]))
+
+
+def test_variable_assigned_in_one_branch_raises_on_use():
+    def f(x):
+        if x.sum() > 0:
+            only_here = x * 2
+        return only_here
+
+    with pytest.raises(cf.TracingError, match="'only_here'.*one branch of the if at line"):
+        cf.jit(f)(np.ones(2))
+
+
+def test_branches_with_different_shapes_raise():
+    def f(x):
+        if x.sum() > 0:
+            y = x
+        else:
+            y = x[:1]
+        return y
+
+    with pytest.raises(cf.TracingError, match="variable 'y' has shape"):
+        cf.jit(f)(np.ones(2))
+
+
+def newton_sqrt(a):
+    x = a
+    steps = 0
+    while np.abs(x * x - a).max() > 1e-12:
+        x = 0.5 * (x + a / x)
+        steps += 1
+    return x, steps
+
+
+def test_convergence_loop_is_one_while_with_numpys_iteration_count():
+    a = np.array([2.0, 9.0, 0.25, 7.0])
+    check(newton_sqrt, a)
+    assert cf.code_hlo(newton_sqrt, a).count("stablehlo.while") == 1
+
+
+def test_while_that_runs_zero_times():
+    check(newton_sqrt, np.array([1.0, 4.0]) ** 0)
+
+
+def stencil(u, steps):
+    for _ in range(steps):
+        u[1:-1] = 0.25 * (u[:-2] + 2 * u[1:-1] + u[2:])
+    return u
+
+
+def test_long_static_loop_stays_rolled_and_traces_fast():
+    u = rng.standard_normal(16)
+    start = time.perf_counter()
+    text = cf.code_hlo(stencil, u, 3000, optimize=False)
+    assert time.perf_counter() - start < 5  # thousands of unrolled steps would take far longer
+    assert text.count("stablehlo.while") == 1
+    check(stencil, u, 3000)
+
+
+def test_short_static_loop_unrolls_and_unroll_is_configurable():
+    u = rng.standard_normal(8)
+    assert "stablehlo.while" not in cf.code_hlo(stencil, u, 3, optimize=False)
+    assert cf.jit(stencil, unroll=100).lower(u, 50).raw_mlir.count("stablehlo.while") == 0
+    check(stencil, u, 50, unroll=100)
+
+
+def running_sums(x):
+    out = np.zeros_like(x)
+    total = 0
+    for i in range(x.shape[0]):
+        total = total + x[i]   # an int that becomes a float: carried as float
+        out[i] = total
+    return out, total
+
+
+def test_loop_carried_scalars_and_writes():
+    check(running_sums, rng.standard_normal(20))
+
+
+def test_loop_over_a_traced_range_and_over_rows():
+    def f(x, n):
+        acc = np.zeros(x.shape[1])
+        for i in range(n):
+            acc = acc + x[i]
+        for row in x:
+            acc = acc * 0.5 + row
+        return acc
+
+    x = rng.standard_normal((12, 3))
+    got = cf.jit(f)(x, np.int64(7))
+    np.testing.assert_allclose(np.asarray(got), f(x, 7), rtol=1e-12)
+
+
+def helper_with_a_loop(v, k):
+    while v.sum() < k:
+        v = v * 2
+    return v
+
+
+class Scaler:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def apply(self, v):
+        if v.max() > self.limit:
+            v = v / v.max()
+        return helper_with_a_loop(v, self.limit)
+
+
+def test_helpers_methods_and_nested_loops():
+    def f(x):
+        total = np.zeros(2)
+        for i in range(10):
+            for j in range(10):
+                total = total + x[i % 3] * j
+        return Scaler(5.0).apply(total)
+
+    check(f, rng.random((3, 2)) + 0.1)
+
+
+def test_array_updated_through_a_helper_inside_a_loop():
+    def bump(buffer, i):
+        buffer[i] += 1.0
+
+    def f(x):
+        counts = np.zeros(4)
+        for i in range(12):
+            bump(counts, i % 4)
+        return counts + x
+
+    check(f, np.ones(4))
+
+
+def test_break_on_a_traced_condition_says_where():
+    def f(x):
+        for i in range(20):
+            if x[i % 3] > 0:
+                break
+            x = x * 2
+        return x
+
+    with pytest.raises(cf.ConcretizationError) as info:
+        cf.jit(f)(np.ones(3))
+    assert "test_control_flow.py" in str(info.value)
