@@ -205,3 +205,50 @@ def test_break_on_a_traced_condition_says_where():
     with pytest.raises(cf.ConcretizationError) as info:
         cf.jit(f)(np.ones(3))
     assert "test_control_flow.py" in str(info.value)
+
+
+def early_returns(x):
+    if x.sum() > 0:
+        return x * 2, 1
+    y = x - 1
+    if y[0] < -5:
+        return y, 2
+    return -y, 3
+
+
+@pytest.mark.parametrize("x", [[1.0, 2.0], [-1.0, -2.0], [-10.0, -2.0]], ids=["first", "last", "middle"])
+def test_early_returns_of_tuples(x):
+    check(early_returns, np.array(x))
+
+
+def test_return_on_a_python_condition_stays_python():
+    def f(x, flag):
+        if flag:
+            return x
+        return x + 1
+
+    check(f, np.ones(2), True)
+    check(f, np.ones(2), False)
+
+
+def boolean_logic(x):
+    y = x * 2 if x.sum() > 0 else x - 1
+    if x[0] > 0 and not x[1] > 5 or x[2] < -10:
+        y = y + 100
+    kept = [1, 2] and 3  # Python values keep Python's and/or
+    return y, kept
+
+
+@pytest.mark.parametrize("x", [[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0], [1.0, 7.0, 3.0], [-1.0, 7.0, -30.0]])
+def test_conditional_expressions_and_boolean_operators(x):
+    check(boolean_logic, np.array(x))
+
+
+def test_and_of_arrays_is_ambiguous_as_in_numpy():
+    def f(x):
+        if x > 0 and x < 2:
+            x = x + 1
+        return x
+
+    with pytest.raises(ValueError, match="ambiguous"):
+        cf.jit(f)(np.ones(3))

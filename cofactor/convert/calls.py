@@ -29,7 +29,9 @@ def call(fn, *args, **kwargs):
 
 # What converted code calls: the names the rewriting in source.py and control.py emits.
 RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,
-                                range=statements.range_, load=statements.load)
+                                range=statements.range_, load=statements.load, ifexp=statements.ifexp,
+                                and_=statements.and_, or_=statements.or_, not_=statements.not_,
+                                unset=statements.unset, returned=statements.returned)
 
 
 def converted(fn):

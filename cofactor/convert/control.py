@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+from ..tracing.control import RETURN_VALUE
+
 RUNTIME = "__cofactor__"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -39,7 +41,8 @@ def assigned_names(nodes) -> list:
             names.append(node.name)
         elif isinstance(node, ast.alias):
             names.append((node.asname or node.name).split(".")[0])
-    return list(dict.fromkeys(n for n in names if not n.startswith("__cf_")))
+    generated = ("__cf_if", "__cf_while", "__cf_for")  # the functions this module writes
+    return list(dict.fromkeys(n for n in names if not n.startswith(generated)))
 
 
 def _escapes(nodes, in_loop=False) -> bool:
@@ -110,6 +113,28 @@ class ControlFlow(ast.NodeTransformer):
     def visit_FunctionDef(self, node):
         return node  # a nested function is converted on its own when it is called
 
+    def _lazy(self, expr):
+        return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), expr)
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, self._lazy(node.body),
+                                                               self._lazy(node.orelse)], []), node)
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        attr = "and_" if isinstance(node.op, ast.And) else "or_"
+        result = node.values[0]
+        for operand in node.values[1:]:  # a and b and c == (a and b) and c, each evaluated lazily
+            result = ast.Call(_runtime(attr), [result, self._lazy(operand)], [])
+        return ast.copy_location(result, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(ast.Call(_runtime("not_"), [node.operand], []), node)
+        return node
+
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
     # Each visit reads the statement as written (names, early exits) before rewriting the
@@ -163,8 +188,58 @@ class ControlFlow(ast.NodeTransformer):
         return [ast.copy_location(s, node) for s in (body, getter, setter)] + [call]
 
 
+_RETURNED = "__cf_returned"
+
+
+def _contains_return(nodes) -> bool:
+    return any(isinstance(n, ast.Return) for n in _walk_scope(nodes))
+
+
+def _returns_only_under_ifs(stmts) -> bool:
+    """Every return statement sits at the top level or inside if/else blocks (not loops, try, with)."""
+    for st in stmts:
+        if isinstance(st, ast.If):
+            if not (_returns_only_under_ifs(st.body) and _returns_only_under_ifs(st.orelse)):
+                return False
+        elif not isinstance(st, ast.Return) and _contains_return([st]):
+            return False
+    return True
+
+
+def _single_exit(stmts):
+    """Returns inside ifs become assignments to the pending return value and a returned flag;
+    the statements after such an if run only when nothing has returned yet."""
+    out = []
+    for index, st in enumerate(stmts):
+        if isinstance(st, ast.Return):
+            value = st.value if st.value is not None else ast.Constant(None)
+            return out + [ast.copy_location(ast.Assign([_name(RETURN_VALUE, ast.Store)], value), st),
+                          ast.copy_location(ast.Assign([_name(_RETURNED, ast.Store)], ast.Constant(True)), st)]
+        if isinstance(st, ast.If) and _contains_return([st]):
+            st.body, st.orelse = _single_exit(st.body), _single_exit(st.orelse)
+            rest = _single_exit(stmts[index + 1:])
+            guard = [ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), _name(_RETURNED)), rest, []), st)] if rest else []
+            return out + [st] + guard
+        out.append(st)
+    return out
+
+
+def _rewrite_returns(function_node):
+    body = function_node.body
+    early = [st for st in body if isinstance(st, ast.If) and _contains_return([st])]
+    if not early or not _returns_only_under_ifs(body):
+        return
+    first = body[0]
+    start = [ast.Assign([_name(_RETURNED, ast.Store)], ast.Constant(False)),
+             ast.Assign([_name(RETURN_VALUE, ast.Store)], _runtime("unset"))]
+    end = ast.Return(ast.Call(_runtime("returned"), [_name(RETURN_VALUE)], []))
+    function_node.body = [ast.copy_location(s, first) for s in start] + _single_exit(body) + \
+        [ast.copy_location(end, body[-1])]
+
+
 def convert_control_flow(function_node):
     """Rewrite the control flow of a FunctionDef in place (its nested functions included)."""
+    _rewrite_returns(function_node)
     global_names = [n for s in ast.walk(function_node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names]
     transformer = ControlFlow(global_names)
     function_node.body = [transformer.visit(s) for s in function_node.body]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import threading
 
+import numpy as np
+
 from ..errors import TracingError
 from ..tracing import control
 from ..tracing.array import TracedArray
@@ -21,6 +23,14 @@ def unroll_limit() -> int:
 
 def set_unroll_limit(n: int):
     _settings.unroll = n
+
+
+unset = control.UNBOUND  # the pending return value before any return statement ran
+
+
+def returned(value):
+    """What a function whose returns were rewritten returns (None if it fell off the end)."""
+    return None if value is control.UNBOUND else value
 
 
 def load(read):
@@ -43,6 +53,37 @@ def _roots(frame_locals) -> list:
         if isinstance(value, TracedArray):
             roots.append(value)
     return roots
+
+
+def _scalar_predicate(x):
+    """A traced truth value, read as Python's bool() would read an array."""
+    if x.size != 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                         "Use a.any() or a.all()")
+    return np.reshape(x, ()) != 0 if x.dtype != np.bool_ else np.reshape(x, ())
+
+
+def ifexp(test, then, orelse):
+    """``then() if test else orelse()``; with a traced test both are evaluated and one selected."""
+    if not _traced(test):
+        return then() if test else orelse()
+    return np.where(_scalar_predicate(test), then(), orelse())
+
+
+def and_(left, right):
+    if not _traced(left):
+        return left and right()
+    return np.logical_and(_scalar_predicate(left), right())
+
+
+def or_(left, right):
+    if not _traced(left):
+        return left or right()
+    return np.logical_or(_scalar_predicate(left), right())
+
+
+def not_(x):
+    return np.logical_not(_scalar_predicate(x)) if _traced(x) else not x
 
 
 def if_(test, then_fn, else_fn, get, set_, names, line):

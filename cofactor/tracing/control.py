@@ -15,6 +15,7 @@ from ..ir import ops
 from ..ir.core import Block, insertion_point
 from ..ir.types import TensorType
 from . import array as _array
+from ..pytree import flatten, unflatten
 from .array import TracedArray
 
 NUMBERS = (bool, int, float, complex, np.generic)
@@ -104,79 +105,118 @@ def _run_branch(fn, names, initial, set_state, get_state):
     return block, after, arrays_after, {id(a): old for a, old in written}
 
 
+# Names the source conversion gives a function's pending return value: a branch that has not
+# returned yet leaves it unset, which is fine (a returned-flag guards every later use).
+RETURN_VALUE = "__cf_return_value"
+
+
+def _is_unset(v) -> bool:
+    return v is UNBOUND or isinstance(v, Undefined)
+
+
+def _is_carriable(v) -> bool:
+    return isinstance(v, (TracedArray, *NUMBERS))
+
+
+def _zeros_like(tree):
+    leaves, treedef = flatten(tree)
+    return unflatten(treedef, [TracedArray(ops.constant(np.zeros(_type_of(x).shape, _type_of(x).dtype)))
+                               if _is_carriable(x) else x for x in leaves])
+
+
+def _merge_leaves(name, values, line):
+    """How the branches' values of one leaf combine: ("static", value) or ("carry", TensorType)."""
+    if _same_static(*values):
+        return "static", values[0]
+    if not all(_is_carriable(v) for v in values):
+        raise located(TracingError(f"variable '{name}' holds a {type(values[0]).__name__} that the two branches of "
+                                   f"the if at line {line} set differently; only arrays and numbers can depend on "
+                                   "a traced condition"))
+    types = [_type_of(v) for v in values]
+    if types[0].shape != types[1].shape:
+        raise located(TracingError(f"variable '{name}' has shape {types[0].shape} after one branch of the if at "
+                                   f"line {line} and {types[1].shape} after the other"))
+    return "carry", TensorType(types[0].shape, np.result_type(*[v.dtype if isinstance(v, TracedArray) else v
+                                                                for v in values]))
+
+
 def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line):
-    """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if."""
+    """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if.
+
+    Variables may hold pytrees (tuples, lists, dicts) of arrays and numbers; their structure
+    must be the same after both branches.
+    """
     p = predicate(pred)
     initial = get_state()
     branches = [_run_branch(fn, names, initial, set_state, get_state) for fn in (then_fn, else_fn)]
-    originals = {}
-    for *_, olds in branches:
+    afters = [list(b[1]) for b in branches]
+    originals, arrays = {}, {}
+    for _, _, written, olds in branches:
         originals.update(olds)
-    arrays = {}
-    for _, _, written, _ in branches:
-        for key, (a, _) in written.items():
-            arrays[key] = a
-    outputs = [[] for _ in branches]  # per branch: the IR values the if returns
+        arrays.update({key: a for key, (a, _) in written.items()})
     finals = list(initial)
-    carried_names = []
+    plans = {}  # name index -> (treedef, [leaf plans])
     for k, name in enumerate(names):
-        values = [b[1][k] for b in branches]
-        if any(v is UNBOUND or isinstance(v, Undefined) for v in values):
-            finals[k] = Undefined(name, f"in only one branch of the if at line {line}") \
-                if any(v is not UNBOUND for v in values) else UNBOUND
-            continue
-        if _same_static(*values):
-            finals[k] = values[0]
-            continue
-        if not all(isinstance(v, (TracedArray, *NUMBERS)) for v in values):
-            raise located(TracingError(f"variable '{name}' is a {type(values[0]).__name__} that the two branches "
-                                       f"of the if at line {line} set differently; only arrays and numbers can "
-                                       "depend on a traced condition"))
-        types = [_type_of(v) for v in values]
-        if types[0].shape != types[1].shape:
-            raise located(TracingError(f"variable '{name}' has shape {types[0].shape} after one branch of the if at "
-                                       f"line {line} and {types[1].shape} after the other"))
-        dtype = np.result_type(*[v.dtype if isinstance(v, TracedArray) else v for v in values])
-        carried_names.append((k, TensorType(types[0].shape, dtype)))
-    for b, (block, after, written, _) in enumerate(branches):
+        values = [after[k] for after in afters]
+        if any(_is_unset(v) for v in values):
+            defined = [v for v in values if not _is_unset(v)]
+            if name == RETURN_VALUE and len(defined) == 1:
+                for after in afters:
+                    after[k] = defined[0] if not _is_unset(after[k]) else _zeros_like(defined[0])
+                values = [after[k] for after in afters]
+            else:
+                finals[k] = Undefined(name, f"in only one branch of the if at line {line}") if defined else UNBOUND
+                continue
+        flat = [flatten(v) for v in values]
+        if flat[0][1] != flat[1][1]:
+            raise located(TracingError(f"variable '{name}' holds differently structured values after the two "
+                                       f"branches of the if at line {line}"))
+        plans[k] = (flat[0][1], [_merge_leaves(name, pair, line) for pair in zip(flat[0][0], flat[1][0])])
+    outputs = []
+    for b, (block, _, written, _) in enumerate(branches):
+        out = []
         with insertion_point(block):
-            for k, t in carried_names:
-                outputs[b].append(ops.convert(_lift(after[k], t), t.dtype))
-            for key, a in arrays.items():
-                outputs[b].append(written[key][1] if key in written else originals[key])
-            ops.emit_return(outputs[b])
-    results = ops.if_(p, branches[0][0], branches[1][0], [v.type for v in outputs[0]])
-    for (k, _), r in zip(carried_names, results):
-        finals[k] = TracedArray(r)
+            for k, (_, leaf_plans) in plans.items():
+                for leaf, (kind, t) in zip(flatten(afters[b][k])[0], leaf_plans):
+                    if kind == "carry":
+                        out.append(ops.convert(_lift(leaf, t), t.dtype))
+            out += [written[key][1] if key in written else originals[key] for key in arrays]
+            ops.emit_return(out)
+        outputs.append(out)
+    results = iter(ops.if_(p, branches[0][0], branches[1][0], [v.type for v in outputs[0]]))
+    for k, (treedef, leaf_plans) in plans.items():
+        finals[k] = unflatten(treedef, [TracedArray(next(results)) if kind == "carry" else value
+                                        for kind, value in leaf_plans])
     set_state(finals)
-    for a, r in zip(arrays.values(), results[len(carried_names):]):
-        a.value = r
+    for a in arrays.values():
+        a.value = next(results)
 
 
-def _carry_plan(names, values, where):
-    """Which names a loop carries (arrays and numbers), and the types they start with."""
-    plan = []
-    for k, (name, v) in enumerate(zip(names, values)):
-        if v is UNBOUND or isinstance(v, Undefined):
+def _loop_plan(names, values):
+    """Per carried leaf of the loop's variables: (name index, leaf index, type); and the treedefs."""
+    plan, trees = [], {}
+    for k, v in enumerate(values):
+        if _is_unset(v):
             continue
-        if isinstance(v, (TracedArray, *NUMBERS)):
-            plan.append((k, _type_of(v)))
-    return plan
+        leaves, treedef = flatten(v)
+        trees[k] = (treedef, leaves)
+        plan += [(k, i, _type_of(x)) for i, x in enumerate(leaves) if _is_carriable(x)]
+    return plan, trees
 
 
 def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attributes=None):
     """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.
 
-    Carries the assigned ``names`` that hold arrays or numbers, and the arrays in ``roots`` (and
-    any other array the body turns out to write).  Numbers whose dtype the body widens (``s = 0``
-    then ``s = s + x[i]``) start widened, which NumPy's values allow.
+    Carries the arrays and numbers held by the assigned ``names`` (also inside tuples, lists and
+    dicts), and the arrays in ``roots`` (and any other array the body turns out to write).
+    Numbers whose dtype the body widens (``s = 0`` then ``s = s + x[i]``) start widened, which
+    NumPy's values allow.
     """
     initial = get_state()
     arrays = list({id(a): a for a in roots}.values())
     widened = {}
     for _ in range(8):  # each retry adds what the previous attempt discovered
-        plan = [(k, widened.get(k, t)) for k, t in _carry_plan(names, initial, line)]
-        kind, extra = _trace_while(cond_fn, body_fn, names, initial, get_state, set_state, arrays, plan, line,
+        kind, extra = _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line,
                                    attributes)
         if kind == "done":
             return
@@ -188,19 +228,29 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attri
 
 
 class _Retry(Exception):
-    """Tracing the loop body found more to carry: ("arrays", [...]) or ("widen", {k: type})."""
+    """Tracing the loop body found more to carry: ("arrays", [...]) or ("widen", {(k, i): type})."""
 
 
-def _trace_while(cond_fn, body_fn, names, initial, get_state, set_state, arrays, plan, line, attributes):
+def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line, attributes):
+    plan, trees = _loop_plan(names, initial)
+    plan = [(k, i, widened.get((k, i), t)) for k, i, t in plan]
     originals = [a._value for a in arrays]
     seen = {"stand_ins": set()}
 
-    def enter(args):
+    def state_from(leaf_values):
+        """The variables with their carried leaves replaced by ``leaf_values``."""
         state = list(initial)
-        for (k, _), arg in zip(plan, args):
-            state[k] = TracedArray(arg)
-            seen["stand_ins"].add(id(state[k]))  # fresh objects: updating one in place is rebinding it
-        set_state(state)
+        leaves = {k: list(tree[1]) for k, tree in trees.items()}
+        for (k, i, _), v in zip(plan, leaf_values):
+            leaves[k][i] = v
+        for k, (treedef, _) in trees.items():
+            state[k] = unflatten(treedef, leaves[k])
+        return state
+
+    def enter(args):
+        stand_ins = [TracedArray(arg) for arg in args[:len(plan)]]
+        seen["stand_ins"].update(id(x) for x in stand_ins)  # fresh: updating one in place is rebinding it
+        set_state(state_from(stand_ins))
         for a, arg in zip(arrays, args[len(plan):]):
             a._value = arg
 
@@ -219,27 +269,35 @@ def _trace_while(cond_fn, body_fn, names, initial, get_state, set_state, arrays,
         if extra:
             raise _Retry("arrays", extra)
         widen, outputs = {}, []
-        for k, t in plan:
-            v = after[k]
-            if not isinstance(v, (TracedArray, *NUMBERS)) or _type_of(v).shape != t.shape:
-                got = _type_of(v).shape if isinstance(v, (TracedArray, *NUMBERS)) else type(v).__name__
+        after_leaves = {}
+        for k, (treedef, before) in trees.items():
+            leaves, after_def = flatten(after[k]) if not _is_unset(after[k]) else (None, None)
+            if after_def != treedef:
+                raise located(TracingError(f"variable '{names[k]}' changes structure in the loop at line {line}"))
+            for i, (old, new) in enumerate(zip(before, leaves)):
+                if not _is_carriable(old) and not _same_static(old, new):
+                    raise located(TracingError(
+                        f"variable '{names[k]}' holds a {type(old).__name__} that changes in the loop at line "
+                        f"{line}; only arrays and numbers can change when the loop condition is traced"))
+            after_leaves[k] = leaves
+        for k, i, t in plan:
+            v = after_leaves[k][i]
+            if not _is_carriable(v) or _type_of(v).shape != t.shape:
+                got = _type_of(v).shape if _is_carriable(v) else type(v).__name__
                 raise located(TracingError(f"variable '{names[k]}' changes from {t.shape} to {got} in the loop "
                                            f"at line {line}; a loop variable must keep its shape"))
             dtype = np.result_type(t.dtype, v.dtype if isinstance(v, TracedArray) else v)
             if dtype != t.dtype:
-                widen[k] = TensorType(t.shape, dtype)
+                widen[(k, i)] = TensorType(t.shape, dtype)
             outputs.append(ops.convert(_lift(v, t), t.dtype))
         if widen:
             raise _Retry("widen", widen)
-        carried_names = {k for k, _ in plan}
         for k, (name, before, now) in enumerate(zip(names, initial, after)):
-            if k not in carried_names and before is not UNBOUND and not _same_static(now, before):
-                raise located(TracingError(
-                    f"variable '{name}' ({type(now).__name__}) changes in the loop at line {line}, but only "
-                    "arrays and numbers can be loop variables when the loop condition is traced"))
+            if k not in trees and not _is_unset(now) and before is not UNBOUND:
+                raise located(TracingError(f"variable '{name}' changes in the loop at line {line}"))
         return outputs + [a._value for a in arrays]
 
-    inits = [ops.convert(_lift(initial[k], t), t.dtype) for k, t in plan] + originals
+    inits = [ops.convert(_lift(trees[k][1][i], t), t.dtype) for k, i, t in plan] + originals
     try:
         results = ops.while_loop(inits, cond_region, body_region, attributes)
     except _Retry as retry:
@@ -248,22 +306,11 @@ def _trace_while(cond_fn, body_fn, names, initial, get_state, set_state, arrays,
         for a, old in zip(arrays, originals):
             a._value = old
         set_state(initial)
-    final = list(initial)
-    for (k, _), r in zip(plan, results):
-        final[k] = TracedArray(r)
+    final = state_from([TracedArray(r) for r in results[:len(plan)]])
     for k, (name, before, now) in enumerate(zip(names, initial, seen["after"])):
-        if before is UNBOUND and now is not UNBOUND:
+        if before is UNBOUND and not _is_unset(now):
             final[k] = Undefined(name, f"only inside the loop at line {line}, which may run zero times")
     set_state(final)
     for a, r in zip(arrays, results[len(plan):]):
         a.value = r
     return "done", None
-
-
-def concrete_or_none(x):
-    """``x`` as a Python value when it is not traced, else None (for choosing Python control flow)."""
-    if isinstance(x, TracedArray):
-        return None
-    return x
-
-
