@@ -33,15 +33,11 @@ class TraceTimeRandomWarning(UserWarning):
     its numbers became constants of the compiled function."""
 
 
-def _trace_user_function(fn, args, kwargs, unroll=statements.DEFAULT_UNROLL):
+def _trace_user_function(fn, args, kwargs, unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
     devices()  # jax's first import moves NumPy's global random state: not the user's draw
     before = np.random.get_state()[2]  # the global generator's position
-    previous = statements.unroll_limit()
-    statements.set_unroll_limit(unroll)
-    try:
+    with statements.options(unroll, max_iterations, checkpoint):
         result = trace(converted(fn), args, kwargs)
-    finally:
-        statements.set_unroll_limit(previous)
     if np.random.get_state()[2] != before:
         warnings.warn("cofactor: np.random ran at trace time in code it could not convert (no source "
                       "available?); the numbers drawn are now constants of the compiled function",
@@ -142,12 +138,13 @@ def _write_back(arg, buffer):
 class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
-    def __init__(self, fn, args, kwargs=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL):
+    def __init__(self, fn, args, kwargs=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL,
+                 max_iterations=None, checkpoint=None):
         kwargs = kwargs or {}
         self.fn = fn
         self.optimize = optimize
         self.key, _ = signature(args, kwargs)
-        self.trace = _trace_user_function(fn, args, kwargs, unroll)
+        self.trace = _trace_user_function(fn, args, kwargs, unroll, max_iterations, checkpoint)
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize)
         self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)
@@ -188,18 +185,20 @@ class Compiled:
         return self.executable.hlo_text()
 
 
-def compile(fn, *args, optimize=True, unroll=statements.DEFAULT_UNROLL, **kwargs) -> Compiled:
-    """Trace ``fn`` on these arguments and compile it ahead of time."""
-    return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll)
+def compile(fn, *args, optimize=True, unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
+            **kwargs) -> Compiled:
+    """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
+    return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
+                    checkpoint=checkpoint)
 
 
 class JitFunction:
     """``fn`` compiled on first call for each new signature, then served from a cache."""
 
-    def __init__(self, fn, optimize=True, unroll=statements.DEFAULT_UNROLL):
+    def __init__(self, fn, **options):
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.options = {"optimize": optimize, "unroll": unroll}
+        self.options = options
         self.cache: dict = {}
         # The hot path: ConcreteArray arguments only, keyed by their (shape, dtype)s alone, for
         # compiled functions that neither update arguments nor read host state (so passing the
@@ -229,11 +228,16 @@ class JitFunction:
         return self.cache[key]
 
 
-def jit(fn=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL):
+def jit(fn=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
-    time (unrolled); longer ones, and loops with a traced condition, become one stablehlo.while."""
+    time (unrolled); longer ones, and loops with a traced condition, become one stablehlo.while.
+    ``max_iterations``: while loops with a traced condition run exactly this many iterations,
+    keeping their state once the condition is false (a static trip count, for reverse-mode
+    autodiff); iterations beyond it are not run. ``checkpoint``: True or a period N puts Enzyme's
+    checkpointing attributes on the emitted while loops."""
+    options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint}
     if fn is None:
-        return lambda f: JitFunction(f, optimize, unroll)
-    return JitFunction(fn, optimize, unroll)
+        return lambda f: JitFunction(f, **options)
+    return JitFunction(fn, **options)

@@ -252,3 +252,36 @@ def test_and_of_arrays_is_ambiguous_as_in_numpy():
 
     with pytest.raises(ValueError, match="ambiguous"):
         cf.jit(f)(np.ones(3))
+
+
+def test_bounded_loop_has_a_static_trip_count_and_numpys_result():
+    a = np.array([2.0, 9.0, 0.25, 7.0])
+    f = cf.jit(newton_sqrt, max_iterations=40)
+    got = f(a)
+    want = newton_sqrt(a)
+    np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-12)
+    assert int(np.asarray(got[1])) == want[1]
+    text = f.lower(a).raw_mlir
+    assert "40" in text and text.count('"stablehlo.while"') == 1
+
+
+def test_bounded_loop_stops_at_the_bound():
+    def count_up(x):
+        n = 0
+        while x.sum() < 100:
+            x = x + 1
+            n += 1
+        return x, n
+
+    got = cf.jit(count_up, max_iterations=5)(np.zeros(2))
+    np.testing.assert_array_equal(np.asarray(got[0]), [5.0, 5.0])
+    assert int(np.asarray(got[1])) == 5
+
+
+def test_checkpointing_attributes_reach_the_while():
+    text = cf.jit(stencil, checkpoint=8).lower(rng.standard_normal(8), 100).raw_mlir
+    assert "enzyme.enable_checkpointing = true" in text and "enzyme.checkpoint_period = 8 : i64" in text
+
+
+def test_a_loop_that_only_reads_an_argument_does_not_write_it_back():
+    assert "tf.aliasing_output" not in cf.jit(newton_sqrt).lower(np.array([2.0])).raw_mlir

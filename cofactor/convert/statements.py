@@ -2,6 +2,7 @@
 or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 
@@ -21,8 +22,27 @@ def unroll_limit() -> int:
     return getattr(_settings, "unroll", DEFAULT_UNROLL)
 
 
-def set_unroll_limit(n: int):
-    _settings.unroll = n
+def loop_options() -> dict:
+    """How traced while loops are emitted: ``bound`` (a static maximum trip count) and
+    ``attributes`` (Enzyme's checkpointing attributes)."""
+    return getattr(_settings, "loops", {})
+
+
+@contextlib.contextmanager
+def options(unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
+    """The loop options of ``cf.jit`` while one function is traced."""
+    attributes = {}
+    if checkpoint:
+        attributes["enzyme.enable_checkpointing"] = "true"
+        if checkpoint is not True:
+            attributes["enzyme.checkpoint_period"] = f"{int(checkpoint)} : i64"
+    previous = unroll_limit(), loop_options()
+    _settings.unroll = unroll
+    _settings.loops = {"bound": max_iterations, "attributes": attributes or None}
+    try:
+        yield
+    finally:
+        _settings.unroll, _settings.loops = previous
 
 
 unset = control.UNBOUND  # the pending return value before any return statement ran
@@ -98,7 +118,7 @@ def while_(cond_fn, body_fn, get, set_, names, line):
         test = cond_fn()
         if _traced(test):
             roots = _roots(sys._getframe(1).f_locals)
-            control.while_loop(cond_fn, body_fn, names, get, set_, roots, line)
+            control.while_loop(cond_fn, body_fn, names, get, set_, roots, line, **loop_options())
             return
         if not test:
             return
@@ -168,7 +188,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, fa
 
     try:
         control.while_loop(cond, body, tuple(names) + ("loop counter",), get_all, set_all,
-                           _roots(frame_locals), line)
+                           _roots(frame_locals), line, attributes=loop_options().get("attributes"))
     except TracingError:
         if not fallback:
             raise

@@ -41,12 +41,16 @@ def _print_op(op: Operation, names: _Names, indent: str, out: list):
     results = ", ".join(names.define(r) for r in op.results)
     lhs = f"{results} = " if op.results else ""
     operands = ", ".join(names[v] for v in op.operands)
-    props = ""
-    if op.attributes:
-        props = " <{" + ", ".join(f"{k} = {v}" for k, v in op.attributes.items()) + "}>"
+    # Inherent attributes are properties; dialect-prefixed (discardable) ones, such as
+    # enzyme.enable_checkpointing, go in the attribute dictionary after the regions.
+    inherent = {k: v for k, v in op.attributes.items() if "." not in k}
+    discardable = {k: v for k, v in op.attributes.items() if "." in k}
+    props = " <{" + ", ".join(f"{k} = {v}" for k, v in inherent.items()) + "}>" if inherent else ""
+    attrs = " {" + ", ".join(f"{k} = {v}" for k, v in discardable.items()) + "}" if discardable else ""
     line = f'{indent}{lhs}"{op.name}"({operands}){props}'
+    signature = f" : ({_types(op.operands)}) -> ({_types(op.results)})"
     if not op.regions:
-        out.append(f"{line} : ({_types(op.operands)}) -> ({_types(op.results)})")
+        out.append(line + attrs + signature)
         return
     out.append(line + " (")
     for i, region in enumerate(op.regions):
@@ -54,7 +58,7 @@ def _print_op(op: Operation, names: _Names, indent: str, out: list):
         for block in region.blocks:
             _print_block(block, names, indent + "    ", out, header=True)
         out.append(f"{indent}  }}" + ("," if i + 1 < len(op.regions) else ""))
-    out.append(f"{indent}) : ({_types(op.operands)}) -> ({_types(op.results)})")
+    out.append(f"{indent}){attrs}{signature}")
 
 
 def print_function(fn: Function) -> str:

@@ -204,8 +204,12 @@ def _loop_plan(names, values):
     return plan, trees
 
 
-def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attributes=None):
+def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attributes=None, bound=None):
     """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.
+
+    With a ``bound``, the loop runs exactly ``bound`` iterations and each one keeps the old
+    state once the condition is false: a static trip count, which reverse-mode autodiff
+    needs; iterations past the bound are not run.
 
     Carries the arrays and numbers held by the assigned ``names`` (also inside tuples, lists and
     dicts), and the arrays in ``roots`` (and any other array the body turns out to write).
@@ -217,7 +221,7 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attri
     widened = {}
     for _ in range(8):  # each retry adds what the previous attempt discovered
         kind, extra = _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line,
-                                   attributes)
+                                   attributes, bound)
         if kind == "done":
             return
         if kind == "arrays":
@@ -231,7 +235,8 @@ class _Retry(Exception):
     """Tracing the loop body found more to carry: ("arrays", [...]) or ("widen", {(k, i): type})."""
 
 
-def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line, attributes):
+def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line, attributes,
+                 bound):
     plan, trees = _loop_plan(names, initial)
     plan = [(k, i, widened.get((k, i), t)) for k, i, t in plan]
     originals = [a._value for a in arrays]
@@ -254,17 +259,24 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
         for a, arg in zip(arrays, args[len(plan):]):
             a._value = arg
 
-    def cond_region(*args):
-        enter(args)
+    def condition():
         c = cond_fn()
         return predicate(c if isinstance(c, TracedArray) else TracedArray(ops.constant(np.array(bool(c)))))
 
+    def cond_region(*args):
+        if bound is not None:  # the last carried value is the iteration counter
+            return ops.compare(args[-1], ops.constant(np.array(bound, np.int64)), "LT", "SIGNED")
+        enter(args)
+        return condition()
+
     def body_region(*args):
         enter(args)
+        running = condition() if bound is not None else None
         with Journal() as journal:
             body_fn()
         after = seen["after"] = get_state()
         carried = {id(a) for a in arrays} | seen["stand_ins"]
+        seen["written"] = {id(a) for a, _ in journal.mutated()}
         extra = [a for a, _ in journal.mutated() if id(a) not in carried]
         if extra:
             raise _Retry("arrays", extra)
@@ -295,9 +307,16 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
         for k, (name, before, now) in enumerate(zip(names, initial, after)):
             if k not in trees and not _is_unset(now) and before is not UNBOUND:
                 raise located(TracingError(f"variable '{name}' changes in the loop at line {line}"))
-        return outputs + [a._value for a in arrays]
+        outputs += [a._value for a in arrays]
+        if bound is None:
+            return outputs
+        # Past the condition's end, every iteration keeps the state it was given.
+        kept = [ops.select(ops.broadcast_in_dim(running, new.shape, ()), new, old) for new, old in zip(outputs, args)]
+        return kept + [ops.binary("stablehlo.add", args[-1], ops.constant(np.array(1, np.int64)))]
 
     inits = [ops.convert(_lift(trees[k][1][i], t), t.dtype) for k, i, t in plan] + originals
+    if bound is not None:
+        inits.append(ops.constant(np.array(0, np.int64)))
     try:
         results = ops.while_loop(inits, cond_region, body_region, attributes)
     except _Retry as retry:
@@ -307,10 +326,12 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
             a._value = old
         set_state(initial)
     final = state_from([TracedArray(r) for r in results[:len(plan)]])
+    results = results[:len(plan) + len(arrays)]
     for k, (name, before, now) in enumerate(zip(names, initial, seen["after"])):
         if before is UNBOUND and not _is_unset(now):
             final[k] = Undefined(name, f"only inside the loop at line {line}, which may run zero times")
     set_state(final)
     for a, r in zip(arrays, results[len(plan):]):
-        a.value = r
+        if id(a) in seen["written"]:  # an array the loop only reads keeps its value
+            a.value = r
     return "done", None
