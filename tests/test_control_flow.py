@@ -194,11 +194,47 @@ def test_array_updated_through_a_helper_inside_a_loop():
     check(f, np.ones(4))
 
 
-def test_break_on_a_traced_condition_says_where():
+def first_big(x):
+    found = -1
+    for i in range(20):
+        if x[i] > 2.0:
+            found = i
+            break
+        x[i] = 0.0
+    return found, x
+
+
+def skip_negative(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            continue
+        total = total + x[i]
+    return total
+
+
+def grow_until(x):
+    n = 0
+    while True:
+        x = x * 1.5
+        n += 1
+        if x.sum() > 50:
+            break
+    return x, n
+
+
+def test_break_and_continue():
+    x = rng.standard_normal(20) * 2
+    check(first_big, x)
+    check(skip_negative, x)
+    check(grow_until, np.ones(3))
+
+
+def test_return_inside_a_traced_loop_says_where():
     def f(x):
         for i in range(20):
             if x[i % 3] > 0:
-                break
+                return x
             x = x * 2
         return x
 

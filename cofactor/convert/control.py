@@ -154,7 +154,23 @@ class ControlFlow(ast.NodeTransformer):
                                   ast.Constant(node.lineno)], node)
         return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
+    def _exit_flags(self, node):
+        """Rewrite the loop's break/continue (under ifs) into flags; returns (break flag, statements
+        that must run before the loop), or (None, []) when there is nothing to rewrite."""
+        if not _has_loop_exit(node.body) or not _exits_under_ifs(node.body):
+            return None, []
+        self.count += 1
+        brk, cont = f"__cf_break{self.count}", f"__cf_continue{self.count}"
+        body = [ast.Assign([_name(cont, ast.Store)], ast.Constant(False))] + _rewrite_exits(node.body, brk, cont)
+        if isinstance(node, ast.For):  # iterations after a break do nothing
+            body = [ast.If(ast.UnaryOp(ast.Not(), _name(brk)), body, [])]
+        else:
+            node.test = ast.BoolOp(ast.And(), [ast.UnaryOp(ast.Not(), _name(brk)), node.test])
+        node.body = [ast.fix_missing_locations(ast.copy_location(st, node)) for st in body]
+        return brk, [ast.copy_location(ast.Assign([_name(brk, ast.Store)], ast.Constant(False)), node)]
+
     def visit_While(self, node):
+        _, before = self._exit_flags(node)
         names = self._names([node.body])
         escapes = node.orelse or _escapes(node.body)
         self.generic_visit(node)
@@ -167,9 +183,10 @@ class ControlFlow(ast.NodeTransformer):
         call = self._call("while_", [_name(cond.name), _name(body.name), _name(getter.name), _name(setter.name),
                                      ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
                                      ast.Constant(node.lineno)], node)
-        return [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call]
+        return before + [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call]
 
     def visit_For(self, node):
+        brk, before = self._exit_flags(node)
         names = self._names([node.body, [ast.Assign([node.target], ast.Constant(None))]])
         escapes = node.orelse or _escapes(node.body)
         self.generic_visit(node)
@@ -182,13 +199,57 @@ class ControlFlow(ast.NodeTransformer):
         iterable = node.iter
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
             iterable = ast.Call(_runtime("range"), iterable.args, iterable.keywords)  # may have traced bounds
+        stop = ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                          _name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
-                                   ast.Constant(node.lineno)], node)
-        return [ast.copy_location(s, node) for s in (body, getter, setter)] + [call]
+                                   ast.Constant(node.lineno), stop], node)
+        return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call]
 
 
 _RETURNED = "__cf_returned"
+
+
+def _loop_level(nodes):
+    """Nodes of these loop-body statements that belong to this loop (not to nested loops)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (*_SCOPES, ast.For, ast.While, ast.AsyncFor)):
+                stack.append(child)
+
+
+def _has_loop_exit(stmts) -> bool:
+    return any(isinstance(n, (ast.Break, ast.Continue)) for n in _loop_level(stmts))
+
+
+def _exits_under_ifs(stmts) -> bool:
+    for st in stmts:
+        if isinstance(st, ast.If):
+            if not (_exits_under_ifs(st.body) and _exits_under_ifs(st.orelse)):
+                return False
+        elif not isinstance(st, (ast.Break, ast.Continue)) and _has_loop_exit([st]):
+            return False
+    return True
+
+
+def _rewrite_exits(stmts, brk, cont):
+    """break/continue become flags; the statements after an if that may set one run only when
+    neither is set."""
+    out = []
+    for index, st in enumerate(stmts):
+        if isinstance(st, (ast.Break, ast.Continue)):
+            flag = brk if isinstance(st, ast.Break) else cont
+            return out + [ast.copy_location(ast.Assign([_name(flag, ast.Store)], ast.Constant(True)), st)]
+        if isinstance(st, ast.If) and _has_loop_exit([st]):
+            st.body, st.orelse = _rewrite_exits(st.body, brk, cont), _rewrite_exits(st.orelse, brk, cont)
+            rest = _rewrite_exits(stmts[index + 1:], brk, cont)
+            go_on = ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [_name(brk), _name(cont)]))
+            return out + [st] + ([ast.copy_location(ast.If(go_on, rest, []), st)] if rest else [])
+        out.append(st)
+    return out
 
 
 def _contains_return(nodes) -> bool:

@@ -141,29 +141,38 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
-def for_(iterable, body_fn, get, set_, names, line):
+def for_(iterable, body_fn, get, set_, names, line, broke=None):
+    """``broke()`` reads the loop's break flag (None: the loop has no break)."""
     frame_locals = sys._getframe(1).f_locals
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
         if n > unroll_limit() and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), get, set_, names, line,
-                                          frame_locals):
+                                          frame_locals, broke):
             return
-        for i in range(n):
-            body_fn(iterable[i])
+        _python_loop((iterable[i] for i in range(n)), body_fn, broke)
         return
     if isinstance(iterable, TracedRange):
         if not _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line,
-                       frame_locals, fallback=False):
+                       frame_locals, broke, fallback=False):
             raise TracingError(f"the loop at line {line} over a traced range could not be traced")
         return
     if isinstance(iterable, range) and len(iterable) > unroll_limit():
-        if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line, frame_locals):
+        if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line, frame_locals,
+                   broke):
             return
+    _python_loop(iterable, body_fn, broke)
+
+
+def _python_loop(iterable, body_fn, broke):
     for item in iterable:
         body_fn(item)
+        if broke is not None:
+            flag = broke()
+            if not _traced(flag) and flag:
+                return
 
 
-def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, fallback=True) -> bool:
+def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, broke=None, fallback=True) -> bool:
     """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter traced.
 
     With ``fallback``, a body that needs ``i`` as a Python number (``range(i)``, a list index)
@@ -179,7 +188,8 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, fa
         counter[0] = values[-1]
 
     def cond():
-        return counter[0] < stop if step > 0 else counter[0] > stop
+        more = counter[0] < stop if step > 0 else counter[0] > stop
+        return more if broke is None else and_(more, lambda: not_(broke()))
 
     def body():
         i = counter[0]
