@@ -79,6 +79,14 @@ def _index_count(item) -> int:
     return 1
 
 
+def _check_mask(mask, shape, first):
+    """NumPy's IndexError for a boolean index whose shape differs from the axes it covers."""
+    for axis, (m, n) in enumerate(zip(mask.shape, shape[first:]), first):
+        if m != n:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is "
+                             f"{n} but size of corresponding boolean axis is {m}")
+
+
 class _Advanced:
     """NumPy's advanced indexing, planned as a basic view (slices on the other axes) and one
     gather/scatter over the advanced axes, whose broadcast index shape lands where NumPy puts it."""
@@ -109,6 +117,7 @@ class _Advanced:
             if not isinstance(item, TracedArray):
                 item = np.asarray(item)
                 if item.dtype == np.bool_:  # a constant mask: its positions are known now
+                    _check_mask(item, a.shape, len(slices))
                     for positions in np.nonzero(item) if item.ndim else [np.arange(int(item))]:
                         slices.append(slice(None))
                         arrays.append(positions)
@@ -124,7 +133,11 @@ class _Advanced:
         self.view = view(a, basic_lens(a.shape, tuple(slices)))
         shape = self.view.shape
         self.axes = axes
-        self.batch = np.broadcast_shapes(*[np.shape(x) for x in arrays])
+        try:
+            self.batch = np.broadcast_shapes(*[np.shape(x) for x in arrays])
+        except ValueError:
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                             + " ".join(str(np.shape(x)) for x in arrays)) from None
         self.indices = self._index_tensor(arrays, [shape[d] for d in axes])
         adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
         rest = [d for d in range(len(shape)) if d not in axes]

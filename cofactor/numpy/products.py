@@ -66,7 +66,7 @@ def dot(a, b, out=None):
 @implements(np.vdot)
 def vdot(a, b):
     x, y = np.ravel(a), np.ravel(b)
-    return dot(np.conjugate(x), y)
+    return dot(x.conj(), y)  # the method: real arrays (booleans too) stay as they are
 
 
 @implements(np.inner)

@@ -448,8 +448,9 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 @implements("ndarray.sort")
-def sort_method(a, axis=-1, kind=None, order=None):
-    raise UnsupportedError("ndarray.sort() sorts in place, which is not supported yet; use a = np.sort(a)")
+def sort_method(a, axis=-1, kind=None, order=None, *, stable=None):
+    """In place: the array (and the base it views) holds the sorted values."""
+    a.value = sort(a, axis, kind, order).value
 
 
 @implements(np.shape)
@@ -485,6 +486,8 @@ def isrealobj(x):
 
 @implements(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
     v = value(a)
     ax = axis_index(axis, v.type.rank)
     parts = [p for p in (prepend, a, append) if p is not np._NoValue]
@@ -493,7 +496,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         shape[ax] = 1
         parts = [p if p is a or np.ndim(p) else np.broadcast_to(p, shape) for p in parts]
         v = value(concatenate(parts, ax))
-    for _ in range(n):
+    for _ in range(min(n, v.shape[ax])):  # further differences of an empty axis stay empty
         start, limit = [0] * v.type.rank, list(v.shape)
         start[ax] = 1
         hi = ops.slice(v, start, limit)

@@ -16,7 +16,8 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.views import ComplexPart
-from ._core import broadcast_values, compare, dtype_of, full, reject, result_type, value, view, wrap
+from ._core import (broadcast_values, compare, dtype_of, full, known_value, reject, result_type, value, view,
+                    wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -335,6 +336,9 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     if ufunc in _COMPARISONS and (result := _out_of_range_comparison(ufunc, inputs, loop)) is not None:
         return result
     operands = broadcast_values(*[value(x, dt) for x, dt in zip(inputs, loop)])
+    if ufunc is np.power and loop[1].kind in "iu" and known_value(inputs[1]) is not None \
+            and np.any(np.asarray(known_value(inputs[1])) < 0):  # NumPy's check, where the exponent is known
+        raise ValueError("Integers to negative integer powers are not allowed.")
     results = KERNELS[ufunc](*operands)
     results = results if isinstance(results, tuple) else (results,)
     outs = tuple(wrap(ops.convert(r, dt)) for r, dt in zip(results, loop[ufunc.nin:]))

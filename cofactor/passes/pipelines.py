@@ -19,6 +19,11 @@ EXCLUDED_PATTERNS = {
     # without the first only, 69 s without the second only; the raw trace: 0.7 s).
     "dynamic_update_to_concat": "stencil compile blow-up (see above)",
     "slice_of_dynamic_update": "stencil compile blow-up (see above)",
+    "common_compare_expression_rewrite": "wrong answers: rewrites x >= y as not(x < y) when both are "
+                                         "computed, which is false for NaN (tests/numpy/test_ufuncs.py)",
+    "real_convert_simplify": "pass failure on real-to-complex converts (np.sqrt(f32, dtype=complex128), "
+                             "x < 1j), so the whole optimization was dropped",
+    "concat_slice": "pass failure (mistyped IR) on the concatenation np.repeat builds for uneven counts",
 }
 
 # What enzyme_ad's own JAX glue appends before handing text to XLA: it removes

@@ -156,10 +156,10 @@ def _set_imag(array, v):
     np.imag(array)[...] = v
 
 
-def _update(array, ufunc, other):
+def _update(array, ufunc, *other):
     """``array op= other``: the same object (and the base it views) holds the result,
     cast as NumPy's ``out=`` casts."""
-    result = ufunc(array, other)
+    result = ufunc(array, *other)
     if not np.can_cast(result.dtype, array.dtype, casting="same_kind"):
         raise located(TypeError(
             f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} to {array.dtype!r} "
@@ -168,6 +168,14 @@ def _update(array, ufunc, other):
     return array
 
 
+def _is_two(exponent) -> bool:
+    """NumPy computes ``x ** 2`` (a Python int 2) as np.square(x): booleans give int8, not int64."""
+    return type(exponent) is int and exponent == 2
+
+
+TracedArray.__pow__ = lambda self, other: np.square(self) if _is_two(other) else np.power(self, other)
+TracedArray.__ipow__ = lambda self, other: _update(self, np.square) if _is_two(other) else \
+    _update(self, np.power, other)
 TracedArray.__divmod__ = lambda self, other: np.divmod(self, other)
 TracedArray.__rdivmod__ = lambda self, other: np.divmod(other, self)
 TracedArray.__neg__ = lambda self: np.negative(self)
@@ -178,8 +186,9 @@ TracedArray.__invert__ = lambda self: np.invert(self)
 # Methods that are the NumPy function of the same name with the array first.
 _FUNCTION_METHODS = [
     "sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all",
-    "cumsum", "cumprod", "swapaxes", "repeat", "argsort", "dot", "clip", "round", "trace", "diagonal", "nonzero", "take", "ptp", "searchsorted", "compress",
-]
+    "cumsum", "cumprod", "swapaxes", "repeat", "argsort", "dot", "clip", "round", "trace", "diagonal",
+    "nonzero", "take", "searchsorted", "compress",
+]  # not ptp: NumPy 2 removed the method
 
 
 def _function_method(name):

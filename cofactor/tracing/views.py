@@ -108,7 +108,7 @@ class BasicIndex(Lens):
             else:
                 _, start, count, step = item
                 if not count:
-                    start = 0
+                    start, step = 0, 1
                 elif step < 0:
                     start, step = start + (count - 1) * step, -step
                     backwards.append(axis)
