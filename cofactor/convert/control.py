@@ -19,17 +19,31 @@ RUNTIME = "__cofactor__"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _walk_scope(nodes):
-    """Nodes of these statements, not descending into nested functions or classes."""
+_COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_LOOPS = (ast.For, ast.While, ast.AsyncFor)
+
+
+def _walk(nodes, barriers):
+    """Nodes of these statements, not descending into nodes of the ``barriers`` types (a nested
+    function, class or comprehension is its own scope; a nested loop owns its break/continue);
+    named barriers (def, class) are yielded, for their names."""
     stack = list(nodes)
     while stack:
         node = stack.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (*_SCOPES, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+            if not isinstance(child, barriers):
                 stack.append(child)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                yield child  # its name is bound here
+                yield child
+
+
+def _walk_scope(nodes):
+    return _walk(nodes, (*_SCOPES, *_COMPREHENSIONS))
+
+
+def _lambda(body):
+    return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body)
 
 
 def assigned_names(nodes) -> list:
@@ -56,7 +70,7 @@ def _escapes(nodes, in_loop=False) -> bool:
         for field in ("body", "orelse", "handlers", "finalbody"):
             inner = getattr(node, field, None)
             if isinstance(inner, list) and inner and not isinstance(node, _SCOPES):
-                loop = isinstance(node, (ast.For, ast.While, ast.AsyncFor)) and field == "body"
+                loop = isinstance(node, _LOOPS) and field == "body"
                 if _escapes([n for n in inner if isinstance(n, ast.stmt)] or
                             [h for h in inner if isinstance(h, ast.ExceptHandler)], in_loop or loop):
                     return True
@@ -80,9 +94,7 @@ def _function(name, params, body, nonlocals):
 
 def _state_functions(prefix, names):
     """A getter (each name's value, or UNBOUND) and a setter for ``names``."""
-    loads = [ast.Call(_runtime("load"), [ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
-                                                                   kw_defaults=[], defaults=[]), _name(n))], [])
-             for n in names]
+    loads = [ast.Call(_runtime("load"), [_lambda(_name(n))], []) for n in names]
     getter = _function(f"{prefix}_get", [], [ast.Return(ast.Tuple(loads, ast.Load()))], [])
     values = f"{prefix}_values"
     setter = _function(f"{prefix}_set", [values], [ast.Assign(
@@ -113,20 +125,17 @@ class ControlFlow(ast.NodeTransformer):
     def visit_FunctionDef(self, node):
         return node  # a nested function is converted on its own when it is called
 
-    def _lazy(self, expr):
-        return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), expr)
-
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, self._lazy(node.body),
-                                                               self._lazy(node.orelse)], []), node)
+        return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, _lambda(node.body),
+                                                               _lambda(node.orelse)], []), node)
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         attr = "and_" if isinstance(node.op, ast.And) else "or_"
         result = node.values[0]
         for operand in node.values[1:]:  # a and b and c == (a and b) and c, each evaluated lazily
-            result = ast.Call(_runtime(attr), [result, self._lazy(operand)], [])
+            result = ast.Call(_runtime(attr), [result, _lambda(operand)], [])
         return ast.copy_location(result, node)
 
     def visit_UnaryOp(self, node):
@@ -199,8 +208,7 @@ class ControlFlow(ast.NodeTransformer):
         iterable = node.iter
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
             iterable = ast.Call(_runtime("range"), iterable.args, iterable.keywords)  # may have traced bounds
-        stop = ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                          _name(brk)) if brk else ast.Constant(None)
+        stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
                                    ast.Constant(node.lineno), stop], node)
@@ -212,13 +220,7 @@ _RETURNED = "__cf_returned"
 
 def _loop_level(nodes):
     """Nodes of these loop-body statements that belong to this loop (not to nested loops)."""
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (*_SCOPES, ast.For, ast.While, ast.AsyncFor)):
-                stack.append(child)
+    return _walk(nodes, (*_SCOPES, *_LOOPS))
 
 
 def _has_loop_exit(stmts) -> bool:
