@@ -83,11 +83,6 @@ def fill(a, val):
     a.value = ops.broadcast_in_dim(convert_like_numpy(value(val), a.dtype), a.shape, ())
 
 
-@implements("ndarray.view")
-def view_method(a, *args, **kwargs):
-    raise UnsupportedError("ndarray.view is not supported on traced arrays")
-
-
 # --- array constructors called inside converted user code ------------------------------------
 
 def _traced_constant(array) -> TracedArray:
