@@ -54,6 +54,7 @@ CASES = {
     "unwrap": (lambda a: np.unwrap(np.cumsum(a * 2, axis=1)), A),
     "array_equiv": (lambda a: (np.array_equiv(a, a), np.array_equiv(a, a[0])), A),
     "logspace": (lambda a: a[0, 0] + np.logspace(0, 2, 4), A),
+    "linalg_vecdot_cross": (lambda a: (np.linalg.vecdot(a, a), np.linalg.cross(a[:, :3], a[:, 1:])), A),
 }
 
 

@@ -557,3 +557,16 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     shape = list(p.shape)
     shape[ax] = 1
     return p + np.concatenate([np.zeros(shape, dtype=correction.dtype), np.cumsum(correction, axis=ax)], axis=ax)
+
+
+@implements(np.linalg.vecdot)
+def linalg_vecdot(x1, x2, /, *, axis=-1):
+    return np.vecdot(x1, x2, axis=axis)
+
+
+@implements(np.linalg.cross)
+def linalg_cross(x1, x2, /, *, axis=-1):
+    if np.shape(x1)[axis] != 3 or np.shape(x2)[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, "
+                         f"but they are {np.shape(x1)[axis]} and {np.shape(x2)[axis]} dimensional instead.")
+    return np.cross(x1, x2, axis=axis)
