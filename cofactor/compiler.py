@@ -159,6 +159,13 @@ class Compiled:
         """Reads its array arguments only: updates none, reads no host state, aliases none."""
         return not self._writebacks and not self._host_inputs and self._params is None
 
+    def call_pure(self, arrays):
+        """The hot path: ConcreteArray arguments only, and an ``is_pure`` function."""
+        outputs = self.executable([a.buffer for a in arrays])
+        if self._single_output:
+            return ConcreteArray(outputs[0], self._out_avals[0])
+        return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])
+
     def call_leaves(self, arrays, args, kwargs):
         to_buffer = self.executable.to_buffer
         if self._writebacks:
@@ -212,7 +219,7 @@ class JitFunction:
             except (AttributeError, TypeError):
                 compiled = None
             if compiled is not None:
-                return compiled.call_leaves(args, args, kwargs)
+                return compiled.call_pure(args)
         key, arrays = signature(args, kwargs)
         compiled = self.cache.get(key)
         if compiled is None:
