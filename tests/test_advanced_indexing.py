@@ -62,6 +62,17 @@ def test_ufunc_at_accumulates_duplicates():
     np.testing.assert_array_equal(d, e)
 
 
+def test_empty_gathers_and_scatters():
+    def f(a):
+        empty = np.zeros((0, 3))
+        a[np.array([], dtype=np.int64)] = 5.0
+        return a[np.array([], dtype=np.int64)], np.take_along_axis(empty, np.zeros((0, 3), dtype=np.int64), axis=0), a
+
+    for got, want in zip(cf.jit(f)(X[0].copy()), f(X[0].copy())):
+        assert np.asarray(got).shape == want.shape and np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_out_of_bounds_constant_index_raises():
     with pytest.raises(IndexError, match="out of bounds"):
         cf.jit(lambda a: a[np.array([0, 9])])(np.ones(3))

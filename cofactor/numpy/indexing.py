@@ -166,12 +166,16 @@ class _Advanced:
         return ops.concatenate(columns, len(self.batch))
 
     def read(self):
+        if 0 in self.result_shape or 0 in self.view.shape:  # nothing to gather (and gather rejects it)
+            return full(self.result_shape, 0, self.view.dtype)
         v = self.view.value
         sizes = [1 if d in self.axes else n for d, n in enumerate(v.shape)]
         return ops.gather(v, self.indices, self.offset_dims, self.axes, self.axes, len(self.batch),
                           sizes, self.result_shape)
 
     def write(self, updates, combine=None):
+        if 0 in self.result_shape:
+            return
         self.view.value = ops.scatter(self.view.value, self.indices, updates, self.offset_dims, self.axes,
                                       self.axes, len(self.batch), combine)
 
