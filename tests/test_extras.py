@@ -91,6 +91,12 @@ def test_in_place_functions_update_their_argument():
     np.testing.assert_array_equal(b, eb)
 
 
+def test_einsum_diagonal_of_empty_matrices():
+    x = np.zeros((2, 0, 0))
+    got = np.asarray(cf.jit(lambda a: np.einsum("...ii->...i", a))(x))
+    assert got.shape == (2, 0) and got.dtype == np.float64
+
+
 def test_data_dependent_cases_are_refused():
     with pytest.raises(cf.UnsupportedError, match="numpy.compress"):
         cf.jit(lambda a: np.compress(a[:, 0] > 0, a, axis=0))(A)

@@ -168,13 +168,14 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     values = [value(o) for o in operands]
     labels, output = _parse_einsum(subscripts, [v.type.rank for v in values])
     target = np.dtype(dtype) if dtype is not None else result_type(*operands)
-    sizes = {}
+    sizes = {}  # each label's size; 1 broadcasts against any other size, 0 included
     for v, ls in zip(values, labels):
         for n, c in zip(v.shape, ls):
-            if sizes.get(c, n) not in (1, n) and n != 1:
+            known = sizes.get(c, 1)
+            if n != 1 and known != 1 and n != known:
                 raise ValueError(f"operands could not be broadcast together with remapped shapes "
-                                 f"[original->remapped]: size {n} vs {sizes[c]} for label '{c}'")
-            sizes[c] = max(sizes.get(c, 1), n)
+                                 f"[original->remapped]: size {n} vs {known} for label '{c}'")
+            sizes[c] = n if known == 1 else known
     terms = []
     for k, (v, ls) in enumerate(zip(values, labels)):
         v = ops.convert(v, target)
