@@ -77,10 +77,7 @@ def _roots(frame_locals) -> list:
 
 def _scalar_predicate(x):
     """A traced truth value, read as Python's bool() would read an array."""
-    if x.size != 1:
-        raise ValueError("The truth value of an array with more than one element is ambiguous. "
-                         "Use a.any() or a.all()")
-    return np.reshape(x, ()) != 0 if x.dtype != np.bool_ else np.reshape(x, ())
+    return TracedArray(control.predicate(x))
 
 
 def ifexp(test, then, orelse):

@@ -68,9 +68,12 @@ def binary(name: str, x: Value, y: Value) -> Value:
     return emit(name, [x, y], [x.type])[0]
 
 
-def compare(x: Value, y: Value, direction: str, compare_type: str) -> Value:
-    """``direction`` is EQ/NE/LT/LE/GT/GE; ``compare_type`` FLOAT/TOTALORDER/SIGNED/UNSIGNED."""
+def compare(x: Value, y: Value, direction: str, compare_type: str | None = None) -> Value:
+    """``direction`` is EQ/NE/LT/LE/GT/GE; ``compare_type`` FLOAT/TOTALORDER/SIGNED/UNSIGNED,
+    by default the one the operands' element type calls for."""
     _same_shapes("compare", [x, y])
+    if compare_type is None:
+        compare_type = {"f": "FLOAT", "c": "FLOAT", "i": "SIGNED"}.get(x.dtype.kind, "UNSIGNED")
     return emit("stablehlo.compare", [x, y], [x.type.with_dtype(np.bool_)], {
         "comparison_direction": f"#stablehlo<comparison_direction {direction}>",
         "compare_type": f"#stablehlo<comparison_type {compare_type}>",
@@ -211,8 +214,7 @@ def region_op(name, operands, result_types, block_arg_dtypes, body, attributes=N
     """
     block = _scalar_block(block_arg_dtypes, copies)
     with insertion_point(block):
-        results = body(*block.arguments)
-        emit("stablehlo.return", list(results), [])
+        emit_return(body(*block.arguments))
     return emit(name, operands, result_types, attributes, [Region([block])])
 
 
@@ -231,7 +233,7 @@ def sort(inputs, dimension: int, comparator, is_stable=True) -> list:
     dtypes = [v.dtype for v in inputs]
     block = Block([TensorType((), dt) for dt in dtypes for _ in range(2)])
     with insertion_point(block):
-        emit("stablehlo.return", [comparator(*block.arguments)], [])
+        emit_return([comparator(*block.arguments)])
     return emit("stablehlo.sort", list(inputs), [v.type for v in inputs], {
         "dimension": f"{int(dimension)} : i64", "is_stable": "true" if is_stable else "false",
     }, [Region([block])])
@@ -263,7 +265,7 @@ def scatter(operand: Value, indices: Value, updates: Value, window_dims, inserte
     block = _scalar_block([operand.dtype], 2)
     with insertion_point(block):
         old, new = block.arguments
-        emit("stablehlo.return", [combine(old, new) if combine else new], [])
+        emit_return([combine(old, new) if combine else new])
     return emit("stablehlo.scatter", [operand, indices, updates], [operand.type], {
         "indices_are_sorted": "false",
         "scatter_dimension_numbers": _dims_attr("scatter", [
@@ -296,7 +298,7 @@ def while_loop(init, cond, body, attributes=None) -> list:
     for build in (lambda carry: [cond(*carry)], lambda carry: list(body(*carry))):
         block = Block(types)
         with insertion_point(block):
-            emit("stablehlo.return", build(block.arguments), [])
+            emit_return(build(block.arguments))
         regions.append(Region([block]))
     return emit("stablehlo.while", list(init), types, attributes, regions)
 
@@ -341,5 +343,5 @@ def if_(pred: Value, then_block: Block, else_block: Block, result_types) -> list
 
 
 def emit_return(values):
-    """The terminator of a region of stablehlo.if / while / reduce."""
+    """The terminator of a region of stablehlo.if, while, reduce, sort and scatter."""
     emit("stablehlo.return", list(values), [])

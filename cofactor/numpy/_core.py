@@ -8,6 +8,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..ir.core import Value
+from ..ir.ops import compare  # noqa: F401  (comparison typed by the operands' dtype)
 from ..tracing.array import TracedArray
 
 PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool_
@@ -114,15 +115,6 @@ def operator_index(x, what="index") -> int:
         return int(np.asarray(x).__index__()) if isinstance(x, np.ndarray) else x.__index__()
     except (AttributeError, TypeError):
         raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer") from None
-
-
-def compare_type(dtype) -> str:
-    kind = np.dtype(dtype).kind
-    return {"f": "FLOAT", "c": "FLOAT", "i": "SIGNED"}.get(kind, "UNSIGNED")
-
-
-def compare(x: Value, y: Value, direction: str) -> Value:
-    return ops.compare(x, y, direction, compare_type(x.dtype))
 
 
 def reject(name, **kwargs):

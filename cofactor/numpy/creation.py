@@ -34,8 +34,7 @@ def convert_like_numpy(v, target):
         return v
     if target == np.bool_:
         zero = full(v.shape, 0, v.dtype)
-        return ops.compare(v, zero, "NE", "FLOAT" if v.dtype.kind in "fc" else
-                           "SIGNED" if v.dtype.kind == "i" else "UNSIGNED")
+        return ops.compare(v, zero, "NE")
     if v.dtype.kind == "c" and target.kind != "c":
         v = ops.real(v)
     return ops.convert(v, target)

@@ -87,7 +87,7 @@ def predicate(pred):
     v = ops.reshape(pred.value, ())
     if v.dtype != np.bool_:
         zero = ops.constant(np.zeros((), v.dtype))
-        v = ops.compare(v, zero, "NE", "FLOAT" if v.dtype.kind in "fc" else "SIGNED")
+        v = ops.compare(v, zero, "NE")
     return v
 
 
@@ -265,7 +265,7 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
 
     def cond_region(*args):
         if bound is not None:  # the last carried value is the iteration counter
-            return ops.compare(args[-1], ops.constant(np.array(bound, np.int64)), "LT", "SIGNED")
+            return ops.compare(args[-1], ops.constant(np.array(bound, np.int64)), "LT")
         enter(args)
         return condition()
 

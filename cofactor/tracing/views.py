@@ -99,7 +99,7 @@ class BasicIndex(Lens):
                 i = item[1]
                 if isinstance(i, Value):  # traced: wrap negatives like NumPy
                     zero = ops.constant(np.zeros((), i.dtype))
-                    i = ops.select(ops.compare(i, zero, "LT", "SIGNED" if i.dtype.kind == "i" else "UNSIGNED"),
+                    i = ops.select(ops.compare(i, zero, "LT"),
                                    ops.binary("stablehlo.add", i, ops.constant(np.array(n, i.dtype))), i)
                     i = ops.convert(i, np.int64)
                 starts.append(i)
