@@ -91,8 +91,9 @@ def predicate(pred):
     return v
 
 
-def _run_branch(fn, names, initial, set_state, get_state):
-    """Trace one branch into a fresh block; returns (block, values after, {array: value after})."""
+def _run_branch(fn, initial, set_state, get_state):
+    """Trace one branch into a fresh block; returns (block, variables after, {array id: (array,
+    value after)}, {array id: value before})."""
     block = Block()
     set_state(initial)
     with Journal() as journal, insertion_point(block):
@@ -148,7 +149,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line)
     """
     p = predicate(pred)
     initial = get_state()
-    branches = [_run_branch(fn, names, initial, set_state, get_state) for fn in (then_fn, else_fn)]
+    branches = [_run_branch(fn, initial, set_state, get_state) for fn in (then_fn, else_fn)]
     afters = [list(b[1]) for b in branches]
     originals, arrays = {}, {}
     for _, _, written, olds in branches:
