@@ -4,6 +4,7 @@
     f = cf.jit(lambda x: x @ x + (x @ x).T)
     f(np.ones((3, 3)))
 """
+from . import cache  # noqa: F401  (cf.cache.clear(), cf.cache.set_directory(path or None))
 from . import numpy as _numpy_implementations  # noqa: F401  (fills the dispatch registry)
 from .compiler import Compiled, JitFunction, OptimizationWarning, TraceTimeRandomWarning, compile, jit
 from .errors import (CofactorError, CompilationError, ConcretizationError, TracingError,
@@ -16,5 +17,5 @@ from .tracing.array import TracedArray
 __all__ = [
     "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError",
     "JitFunction", "OptimizationWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError", "UnsupportedError",
-    "code_hlo", "code_xla", "compile", "devices", "jit", "to_device",
+    "cache", "code_hlo", "code_xla", "compile", "devices", "jit", "to_device",
 ]

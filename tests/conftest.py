@@ -7,13 +7,18 @@ pool (``sample``) and shapes stay tiny.
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 import zlib
 
-import numpy as np
-import pytest
+# The suite tests compiling, and must not write into the user's cache: no disk cache here, in the
+# subprocesses the tests start too (tests/test_cache.py turns it on in a temporary directory).
+os.environ["COFACTOR_CACHE_DIR"] = ""
 
-import cofactor as cf
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import cofactor as cf  # noqa: E402
 
 BOOL = [np.bool_]
 SIGNED = [np.int8, np.int32, np.int64]

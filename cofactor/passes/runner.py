@@ -7,13 +7,17 @@ request starts a fresh worker.
 from __future__ import annotations
 
 import atexit
+import functools
+import importlib.metadata
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import threading
+from pathlib import Path
 
+from .. import cache
 from ..errors import CompilationError
 from . import worker as _protocol
 
@@ -86,8 +90,27 @@ def start():
             _worker = _Worker()
 
 
+@functools.cache
+def _pipeline_identity() -> str:
+    """What decides a pipeline's output besides its input: this folder's code (the pipelines,
+    the excluded-pattern table, the worker's post-processing) and Enzyme-JAX's version."""
+    sources = [p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))]
+    return cache.key(*sources, importlib.metadata.version("enzyme-ad"))
+
+
 def run(text: str, kind: str, differentiate: bool = False) -> str:
-    """Run the ``kind`` pipeline ("curated", "upstream", "none") over module ``text``."""
+    """Run the ``kind`` pipeline ("curated", "upstream", "none") over module ``text``,
+    or take its output from the disk cache."""
+    name = cache.key(text, kind, str(bool(differentiate)), _pipeline_identity())
+    cached = cache.load("mlir", name)
+    if cached is not None:
+        return cached.decode()
+    out = _run_in_worker(text, kind, differentiate)
+    cache.store("mlir", name, out.encode())
+    return out
+
+
+def _run_in_worker(text: str, kind: str, differentiate: bool) -> str:
     global _worker
     start()
     with _lock:

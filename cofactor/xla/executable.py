@@ -1,8 +1,13 @@
 """XLA compilation through jaxlib's PJRT client, and execution on device buffers."""
 from __future__ import annotations
 
+import functools
+import os
+import platform
+
 import numpy as np
 
+from .. import cache
 from ..errors import CompilationError
 from ..runtime.array import ConcreteArray
 from ..runtime.devices import default_device
@@ -17,6 +22,51 @@ def _result_handler(shape, dtype, device):
                                            committed=True, _skip_checks=True)
 
 
+@functools.cache
+def _target(device) -> str:
+    """What an executable is built for besides its module and options: the platform and its
+    version, the device, jaxlib's version, and on CPU the host's instruction set (XLA compiles
+    for it, and a cache directory may be shared by several machines)."""
+    import jaxlib
+    from jaxlib import xla_client
+
+    client = device.client
+    cpu = ""
+    if client.platform == "cpu":
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpu = next((line for line in f if line.startswith("flags")), "")
+        except OSError:
+            pass
+    topology = xla_client.get_topology_for_devices([device]).fingerprint()
+    return cache.key(client.platform, client.platform_version, device.device_kind, str(device.id),
+                     jaxlib.__version__, str(topology), os.environ.get("XLA_FLAGS", ""), platform.machine(), cpu)
+
+
+def _compile(mlir_text: str, device, options):
+    """compile_and_load, or an executable deserialized from the disk cache."""
+    from jaxlib import xla_client
+
+    devices = xla_client.DeviceList((device,))
+    name = cache.key(mlir_text, options.SerializeAsString(), _target(device))
+    serialized = cache.load("xla", name)
+    if serialized is not None:
+        try:
+            return device.client.deserialize_executable(serialized, devices, options)
+        except Exception:  # written by an incompatible build: compile again and replace it
+            pass
+    try:
+        loaded = device.client.compile_and_load(mlir_text.encode(), devices, options)
+    except Exception as e:  # XLA's own diagnostic, with the module that caused it
+        raise CompilationError("XLA failed to compile the module", diagnostic=str(e), mlir=mlir_text) from None
+    if cache.directory() is not None:
+        try:
+            cache.store("xla", name, loaded.serialize())
+        except Exception:  # a PJRT plugin without serialization: nothing to cache
+            pass
+    return loaded
+
+
 class Executable:
     """A compiled StableHLO module: call it with device buffers, get device buffers back."""
 
@@ -24,11 +74,7 @@ class Executable:
         from jaxlib import xla_client
 
         self.device = device or default_device()
-        try:
-            self.loaded = self.device.client.compile_and_load(
-                mlir_text.encode(), xla_client.DeviceList((self.device,)), xla_client.CompileOptions())
-        except Exception as e:  # XLA's own diagnostic, with the module that caused it
-            raise CompilationError("XLA failed to compile the module", diagnostic=str(e), mlir=mlir_text) from None
+        self.loaded = _compile(mlir_text, self.device, xla_client.CompileOptions())
         self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
 
     def __call__(self, buffers) -> list:
