@@ -1,125 +1,268 @@
-"""Steady-state time and first-call time of small programs: NumPy vs cofactor vs JAX, one process.
+"""The benchmark programs: plain NumPy (what cofactor compiles unchanged) and a jax.numpy port of
+the same algorithm for jax.jit, with inputs at a size where one run takes 1-100 ms here.
 
-Each program is plain NumPy (what cofactor compiles unchanged) plus a jax.numpy port of the same
-algorithm for jax.jit (x64).  Medians of repeated runs after warm-up; results are materialized
-(block_until_ready) so asynchronous dispatch flatters no one.
-
-Run: .venv/bin/python benchmarks/programs.py
+A program is a function ``name(quick) -> (numpy_fn or None, cofactor_fn, jax_fn, inputs)``
+registered with ``@program``; ``quick`` asks for smaller inputs.  ``cofactor_fn`` is what
+benchmarks/run.py hands to ``cf.jit`` (usually ``numpy_fn`` itself; a gradient program passes
+its cofactor autodiff function and ``None`` for NumPy, and its result is checked against JAX's).
+``inputs`` are NumPy arrays; run.py puts them on the device for cofactor and JAX, unless the
+program is registered with ``host_inputs=True``.  Programs registered with ``dispatch=True``
+measure per-call overhead, which has its own target, so they stay out of the geometric means.
 """
-import statistics
-import time
-
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-import cofactor as cf
+PROGRAMS = {}  # name -> (builder, options)
 
 
-def elementwise(x, y):
-    z = np.tanh(x) * np.exp(-(y ** 2)) + np.sin(x * y) / (1.0 + x ** 2)
-    return z - z.mean(axis=0)
+def program(fn=None, **options):
+    """Register a program builder; options: ``host_inputs`` (call the compiled functions on NumPy
+    arrays), ``dispatch`` (a per-call overhead measurement)."""
+    if fn is None:
+        return lambda f: program(f, **options)
+    PROGRAMS[fn.__name__] = (fn, {"host_inputs": False, "dispatch": False, **options})
+    return fn
 
 
-def softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+def _rng():
+    return np.random.default_rng(0)
 
 
-def matmul_chain(a, b):
-    return (a @ b).T @ a + (a @ a).T
+@program
+def elementwise(quick):
+    def f(x, y):
+        z = np.tanh(x) * np.exp(-(y ** 2)) + np.sin(x * y) / (1.0 + x ** 2)
+        return z - z.mean(axis=0)
 
-
-def stencil(u):
-    for _ in range(200):
-        u[1:-1] = u[1:-1] + 0.1 * (u[:-2] - 2.0 * u[1:-1] + u[2:])
-    return u
-
-
-def newton(a):
-    x = a.copy()
-    while np.abs(x * x - a).max() > 1e-12:
-        x = 0.5 * (x + a / x)
-    return x
-
-
-def jax_ports():
-    import jax
-    import jax.numpy as jnp
-
-    def j_elementwise(x, y):
+    def j(x, y):
         z = jnp.tanh(x) * jnp.exp(-(y ** 2)) + jnp.sin(x * y) / (1.0 + x ** 2)
         return z - z.mean(axis=0)
 
-    def j_softmax(x):
+    n, rng = 300 if quick else 1000, _rng()
+    return f, f, j, (rng.standard_normal((n, n)), rng.standard_normal((n, n)))
+
+
+@program
+def softmax(quick):
+    def f(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def j(x):
         e = jnp.exp(x - x.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
 
-    def j_matmul_chain(a, b):
+    return f, f, j, (_rng().standard_normal((500 if quick else 2000, 500)),)
+
+
+@program
+def layernorm(quick):
+    def f(x, gamma, beta):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+
+    def j(x, gamma, beta):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + 1e-5) * gamma + beta
+
+    rng = _rng()
+    return f, f, j, (rng.standard_normal((500 if quick else 2000, 512)), rng.random(512), rng.random(512))
+
+
+@program
+def matmul_chain(quick):
+    def f(a, b):  # the same code for both: @ and .T mean the same in NumPy and jax.numpy
         return (a @ b).T @ a + (a @ a).T
 
-    def j_stencil(u):
+    n, rng = 200 if quick else 400, _rng()
+    return f, f, f, (rng.standard_normal((n, n)), rng.standard_normal((n, n)))
+
+
+@program
+def stencil_1d(quick):
+    def f(u):
+        for _ in range(200):
+            u[1:-1] = u[1:-1] + 0.1 * (u[:-2] - 2.0 * u[1:-1] + u[2:])
+        return u
+
+    def j(u):
         def step(_, u):
             return u.at[1:-1].set(u[1:-1] + 0.1 * (u[:-2] - 2.0 * u[1:-1] + u[2:]))
         return jax.lax.fori_loop(0, 200, step, u)
 
-    def j_newton(a):
+    return f, f, j, (_rng().standard_normal(20_000 if quick else 100_000),)
+
+
+@program
+def stencil_2d(quick):
+    """Jacobi 2-D: two buffers updated in place in turn."""
+    def f(a, b):
+        for _ in range(50):
+            b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1])
+            a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:] + b[2:, 1:-1] + b[:-2, 1:-1])
+        return a
+
+    def sweep(a, b):
+        return b.at[1:-1, 1:-1].set(0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1]))
+
+    def j(a, b):
+        def step(_, ab):
+            a, b = ab
+            b = sweep(a, b)
+            return sweep(b, a), b
+        return jax.lax.fori_loop(0, 50, step, (a, b))[0]
+
+    n, rng = 120 if quick else 300, _rng()
+    return f, f, j, (rng.random((n, n)), rng.random((n, n)))
+
+
+@program
+def stencil_3d(quick):
+    """Heat 3-D: a seven-point stencil, one array updated in place."""
+    def f(a):
+        for _ in range(20):
+            a[1:-1, 1:-1, 1:-1] = a[1:-1, 1:-1, 1:-1] + 0.125 * (
+                a[2:, 1:-1, 1:-1] + a[:-2, 1:-1, 1:-1] + a[1:-1, 2:, 1:-1] + a[1:-1, :-2, 1:-1]
+                + a[1:-1, 1:-1, 2:] + a[1:-1, 1:-1, :-2] - 6.0 * a[1:-1, 1:-1, 1:-1])
+        return a
+
+    def j(a):
+        def step(_, a):
+            return a.at[1:-1, 1:-1, 1:-1].set(a[1:-1, 1:-1, 1:-1] + 0.125 * (
+                a[2:, 1:-1, 1:-1] + a[:-2, 1:-1, 1:-1] + a[1:-1, 2:, 1:-1] + a[1:-1, :-2, 1:-1]
+                + a[1:-1, 1:-1, 2:] + a[1:-1, 1:-1, :-2] - 6.0 * a[1:-1, 1:-1, 1:-1]))
+        return jax.lax.fori_loop(0, 20, step, a)
+
+    n = 30 if quick else 60
+    return f, f, j, (_rng().random((n, n, n)),)
+
+
+@program
+def newton(quick):
+    """A data-dependent convergence loop: its trip count is known only at run time."""
+    def f(a):
+        x = a.copy()
+        while np.abs(x * x - a).max() > 1e-12:
+            x = 0.5 * (x + a / x)
+        return x
+
+    def j(a):
         return jax.lax.while_loop(lambda x: jnp.abs(x * x - a).max() > 1e-12, lambda x: 0.5 * (x + a / x), a)
 
-    return {"elementwise": j_elementwise, "softmax": j_softmax, "matmul_chain": j_matmul_chain,
-            "stencil": j_stencil, "newton": j_newton}
+    return f, f, j, (_rng().random(100_000 if quick else 400_000) * 100 + 1,)
 
 
-def median_ms(fn, repeats=15):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+def _add(x, y):
+    return x + y
 
 
-def main():
-    import jax
-    jax.config.update("jax_enable_x64", True)
-    rng = np.random.default_rng(0)
-    big = rng.standard_normal((1000, 1000))
-    inputs = {
-        "elementwise": (big, rng.standard_normal((1000, 1000))),
-        "softmax": (rng.standard_normal((2000, 500)),),
-        "matmul_chain": (rng.standard_normal((400, 400)), rng.standard_normal((400, 400))),
-        "stencil": (rng.standard_normal(100_000),),
-        "newton": (rng.random(1_000_000) * 100 + 1,),
-    }
-    programs = {"elementwise": elementwise, "softmax": softmax, "matmul_chain": matmul_chain,
-                "stencil": stencil, "newton": newton}
-    ports = jax_ports()
-    print(f"{'program':14s} {'NumPy ms':>9s} {'cofactor':>9s} {'JAX ms':>9s} {'cf/NumPy':>9s} {'cf/JAX':>7s} "
-          f"{'cf first':>9s} {'JAX first':>9s}")
-    ratios = []
-    for name, fn in programs.items():
-        args = inputs[name]
-        start = time.perf_counter()
-        compiled = cf.jit(fn)
-        device_args = [cf.to_device(a) for a in args]
-        first = compiled(*device_args)
-        np.asarray(first)
-        cf_first = (time.perf_counter() - start) * 1e3
-        jitted = jax.jit(ports[name])
-        jax_args = [jax.device_put(a) for a in args]
-        start = time.perf_counter()
-        jitted(*jax_args).block_until_ready()
-        jax_first = (time.perf_counter() - start) * 1e3
-        want = fn(*[a.copy() for a in args])
-        np.testing.assert_allclose(np.asarray(compiled(*[cf.to_device(a) for a in args])), want, rtol=1e-9)
-        t_np = median_ms(lambda: fn(*[a.copy() for a in args]) if name == "stencil" else fn(*args))
-        t_cf = median_ms(lambda: compiled(*device_args).block_until_ready())
-        t_jax = median_ms(lambda: jitted(*jax_args).block_until_ready())
-        ratios.append((t_cf / t_np, t_cf / t_jax))
-        print(f"{name:14s} {t_np:9.2f} {t_cf:9.2f} {t_jax:9.2f} {t_cf / t_np:9.2f} {t_cf / t_jax:7.2f} "
-              f"{cf_first:9.0f} {jax_first:9.0f}")
-    geo = [statistics.geometric_mean(r) for r in zip(*ratios)]
-    print(f"{'geomean':14s} {'':9s} {'':9s} {'':9s} {geo[0]:9.2f} {geo[1]:7.2f}")
+@program(dispatch=True)
+def dispatch(quick):
+    """Per-call cost of a tiny function on device arrays: dispatch overhead, not arithmetic."""
+    return _add, _add, _add, (np.arange(4.0), np.ones(4))
 
 
-if __name__ == "__main__":
-    main()
+@program(dispatch=True, host_inputs=True)
+def dispatch_host(quick):
+    """The same on NumPy arguments: each call also copies them to the device."""
+    return _add, _add, _add, (np.arange(4.0), np.ones(4))
+
+
+# --- gradients: cofactor's cf.grad (Enzyme, after optimization) against jax.grad ------------------
+
+def _mlp_loss(w1, b1, w2, b2, x, y):
+    h = np.tanh(x @ w1 + b1)
+    return np.mean((h @ w2 + b2 - y) ** 2)
+
+
+def _mlp_loss_jax(w1, b1, w2, b2, x, y):
+    h = jnp.tanh(x @ w1 + b1)
+    return jnp.mean((h @ w2 + b2 - y) ** 2)
+
+
+@program
+def mlp_step(quick):
+    """One training step: forward, gradient of every parameter, SGD update."""
+    import cofactor as cf
+
+    def c(w1, b1, w2, b2, x, y):
+        grads = cf.grad(_mlp_loss, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, y)
+        return tuple(p - 0.01 * g for p, g in zip((w1, b1, w2, b2), grads))
+
+    def j(w1, b1, w2, b2, x, y):
+        grads = jax.grad(_mlp_loss_jax, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, y)
+        return tuple(p - 0.01 * g for p, g in zip((w1, b1, w2, b2), grads))
+
+    rng, batch, width = _rng(), (64 if quick else 256), (64 if quick else 256)
+    return None, c, j, (0.1 * rng.standard_normal((128, width)), np.zeros(width),
+                        0.1 * rng.standard_normal((width, 10)), np.zeros(10),
+                        rng.standard_normal((batch, 128)), rng.standard_normal((batch, 10)))
+
+
+def _kan_layer(xp, x, coef, grid):
+    """A Kolmogorov-Arnold layer: y_o = sum_i phi_io(x_i), each phi a sum of Gaussian bumps."""
+    basis = xp.exp(-(((x[:, :, None] - grid) * 2.0) ** 2))
+    return xp.einsum("bik,iok->bo", basis, coef)
+
+
+def _kan_loss(xp):
+    def loss(c1, c2, x, y, grid):
+        h = xp.tanh(_kan_layer(xp, x, c1, grid))
+        return xp.mean((_kan_layer(xp, h, c2, grid) - y) ** 2)
+    return loss
+
+
+@program
+def kan(quick):
+    """The seeds' KAN benchmark: forward and backward of a two-layer Kolmogorov-Arnold network."""
+    import cofactor as cf
+
+    def c(c1, c2, x, y, grid):
+        return cf.value_and_grad(_kan_loss(np), argnums=(0, 1))(c1, c2, x, y, grid)
+
+    def j(c1, c2, x, y, grid):
+        return jax.value_and_grad(_kan_loss(jnp), argnums=(0, 1))(c1, c2, x, y, grid)
+
+    rng, batch = _rng(), (64 if quick else 256)
+    return None, c, j, (0.1 * rng.standard_normal((16, 32, 8)), 0.1 * rng.standard_normal((32, 4, 8)),
+                        rng.standard_normal((batch, 16)), rng.standard_normal((batch, 4)), np.linspace(-2, 2, 8))
+
+
+def _heat_loss(u0, c):
+    u = u0.copy()
+    for _ in range(200):
+        u[1:-1] = u[1:-1] + c * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return np.sum(u ** 2)
+
+
+def _heat_loss_jax(u0, c):
+    def step(_, u):
+        return u.at[1:-1].set(u[1:-1] + c * (u[2:] - 2 * u[1:-1] + u[:-2]))
+    return jnp.sum(jax.lax.fori_loop(0, 200, step, u0) ** 2)
+
+
+@program
+def stencil_grad(quick):
+    """The gradient of a 200-step stencil time loop with in-place slice updates, by its initial state."""
+    import cofactor as cf
+    n = 10_000 if quick else 50_000
+    return None, cf.grad(_heat_loss), jax.grad(_heat_loss_jax), (np.sin(np.linspace(0, 3, n)), np.float64(0.2))
+
+
+def _diagonal_loss(v, a, x):
+    return np.sum((np.diag(v) @ a + x) ** 2)
+
+
+@program
+def diagonal_grad(quick):
+    """The seeds' sum((diag(v) @ A + x) ** 2): optimized before AD, diag(v) @ A is a broadcast multiply."""
+    import cofactor as cf
+
+    def j(v, a, x):
+        return jax.grad(lambda v, a, x: jnp.sum((jnp.diag(v) @ a + x) ** 2))(v, a, x)
+    n, rng = (200 if quick else 500), _rng()
+    return None, cf.grad(_diagonal_loss), j, (rng.standard_normal(n), rng.standard_normal((n, n)),
+                                              rng.standard_normal((n, n)))

@@ -6,7 +6,12 @@
 """
 from . import cache  # noqa: F401  (cf.cache.clear(), cf.cache.set_directory(path or None))
 from . import numpy as _numpy_implementations  # noqa: F401  (fills the dispatch registry)
+from .autodiff.activity import (Active, BatchDuplicated, Const, Duplicated, Forward, ForwardWithPrimal,
+                                Reverse, ReverseWithPrimal, autodiff)
+from .autodiff.custom import custom_jvp, stop_gradient
+from .autodiff.transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .compiler import Compiled, JitFunction, OptimizationWarning, TraceTimeRandomWarning, compile, jit
+from .debug import print  # noqa: A001  (cf.print: run-time values from compiled code)
 from .errors import (CofactorError, CompilationError, ConcretizationError, TracingError,
                      UnsupportedError)
 from .inspect import code_hlo, code_xla
@@ -15,7 +20,9 @@ from .runtime.devices import devices
 from .tracing.array import TracedArray
 
 __all__ = [
+    "Active", "BatchDuplicated", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",
+    "ReverseWithPrimal", "autodiff", "custom_jvp", "stop_gradient",
     "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError",
     "JitFunction", "OptimizationWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError", "UnsupportedError",
-    "cache", "code_hlo", "code_xla", "compile", "devices", "jit", "to_device",
+    "cache", "code_hlo", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp", "code_xla", "compile", "devices", "jit", "to_device",
 ]

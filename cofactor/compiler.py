@@ -52,18 +52,31 @@ def _pipeline_kind(optimize) -> str:
         raise ValueError(f"optimize must be True, False or 'upstream', not {optimize!r}") from None
 
 
-def optimize_mlir(text: str, optimize=True) -> str:
-    """Run the optimization pipeline; if it fails, warn and return ``text`` unchanged."""
+def optimize_mlir(text: str, optimize=True, differentiate=False) -> str:
+    """Run the optimization pipeline (with Enzyme's AD pass when ``differentiate``, for modules
+    holding enzyme ops); if it fails, warn and fall back to no optimization (AD only)."""
     kind = _pipeline_kind(optimize)
-    if kind == "none":
+    if kind == "none" and not differentiate:
         return text
     try:
-        return runner.run(text, kind)
+        return runner.run(text, kind, differentiate)
     except CompilationError as e:
+        if kind == "none":
+            raise
         warnings.warn(f"cofactor: the {kind} optimization pipeline failed, so this function is compiled "
-                      f"without it. {e.diagnostic.splitlines()[-1] if e.diagnostic else e}",
+                      f"without it. {_first_error(e)}",
                       OptimizationWarning, stacklevel=4)
-        return text
+        return runner.run(text, "none", True) if differentiate else text
+
+
+def _first_error(e: CompilationError) -> str:
+    lines = [line for line in e.diagnostic.splitlines() if "error:" in line] or e.diagnostic.splitlines() or [str(e)]
+    return lines[0].strip()
+
+
+def differentiates(text: str) -> bool:
+    """Whether a module holds Enzyme ops (so it needs the AD pass before XLA can compile it)."""
+    return '"enzyme.' in text
 
 
 def _leaf_key(leaf):
@@ -146,7 +159,7 @@ class Compiled:
         self.key, _ = signature(args, kwargs)
         self.trace = _trace_user_function(fn, args, kwargs, unroll, max_iterations, checkpoint)
         self.raw_mlir = str(self.trace.module)
-        self.mlir = optimize_mlir(self.raw_mlir, optimize)
+        self.mlir = optimize_mlir(self.raw_mlir, optimize, differentiates(self.raw_mlir))
         self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)
         self._out_avals = [(t.shape, t.dtype.str) for t in self.trace.out_types]
         self._single_output = self.trace.out_treedef.kind == "leaf"

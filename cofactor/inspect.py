@@ -1,7 +1,7 @@
 """Looking at what cofactor generates: StableHLO before and after optimization, and XLA's HLO."""
 from __future__ import annotations
 
-from .compiler import Compiled, _trace_user_function, optimize_mlir
+from .compiler import Compiled, _trace_user_function, differentiates, optimize_mlir
 from .passes import runner
 
 
@@ -11,7 +11,7 @@ def code_hlo(fn, *args, optimize=True, **kwargs) -> str:
     raw = str(_trace_user_function(fn, args, kwargs).module)
     if optimize is False:
         return runner.run(raw, "none")
-    return optimize_mlir(raw, optimize)
+    return optimize_mlir(raw, optimize, differentiates(raw))
 
 
 def code_xla(fn, *args, optimize=True, **kwargs) -> str:

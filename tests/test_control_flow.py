@@ -1,4 +1,5 @@
 """if / while / for on traced values, converted from the user's own source."""
+import gc
 import time
 
 import numpy as np
@@ -230,17 +231,260 @@ def test_break_and_continue():
     check(grow_until, np.ones(3))
 
 
-def test_return_inside_a_traced_loop_says_where():
+def first_positive(x, n):
+    for i in range(n):
+        if x[i] > 0:
+            return x[i], i
+    return -1.0, -1
+
+
+def first_above(m, limit):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] > limit:
+                return i * 10 + j
+    return -1
+
+
+def doubling_until(x):
+    while x.sum() < 1000:
+        if x[0] > 100:
+            return x, 1
+        x = x * 2
+    return x, 2
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["returns-in-loop", "falls-through"])
+def test_return_inside_loops(sign):
+    x = sign * np.array([-1.0, -2.0, 3.0, -4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, -12.0])
+    check(first_positive, x, 12)            # a static range longer than unroll: one stablehlo.while
+    check(first_positive, x, 4)             # unrolled
+    check(first_positive, x, np.int64(12))  # a traced range
+    check(first_above, np.arange(100.0).reshape(10, 10), 56.5 if sign > 0 else 200.0)  # nested rolled loops
+    check(doubling_until, np.array([1.0, sign * 100]))
+    assert cf.code_hlo(first_positive, x, 12).count("stablehlo.while") == 1
+
+
+def test_return_inside_a_traced_loop_over_rows_and_zero_iterations():
+    check(first_positive, -np.ones(3), np.int64(0))
+
+    def first_row_above(m):
+        for row in m:
+            if row.sum() > 3:
+                return row
+        return m[0] * 0
+
+    m = rng.random((10, 3)) * 2
+    check(first_row_above, m)
+    check(first_row_above, m * 0)
+
+
+def search(x):
+    pos = 0
+    for i in range(x.shape[0]):
+        if x[i] > 10:
+            pos = i
+            break
+    else:
+        pos = -1
+    return pos
+
+
+def halve_until_small(x):
+    steps = 0
+    while x.max() > 1:
+        x = x / 2
+        steps += 1
+        if x.min() < 0.01:
+            break
+    else:
+        steps = steps + 100
+    return x, steps
+
+
+def test_loop_else_runs_unless_the_loop_broke():
+    check(search, np.arange(12.0) * 2)
+    check(search, np.arange(12.0))
+    check(halve_until_small, np.array([3.0, 40.0]))
+    check(halve_until_small, np.array([0.1, 40.0]))
+
+
+def test_a_variable_set_only_before_a_break_needs_a_value_before_the_loop():
+    def f(x):
+        for i in range(x.shape[0]):
+            if x[i] > 10:
+                found = i
+                break
+        else:
+            found = -1
+        return found
+
+    with pytest.raises(cf.TracingError, match="'found' has no value here.*give it a value before"):
+        cf.jit(f)(np.arange(12.0))
+
+
+def break_inside_with(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        with np.errstate(divide="ignore"):
+            if x[i] > 5:
+                break
+            total = total + 1 / x[i]
+    return total
+
+
+def continue_inside_try(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        try:
+            if x[i] < 3:
+                continue
+            total = total + x[i]
+        except ValueError:
+            total = -1.0
+        else:
+            total = total * 2
+        finally:
+            x[i] = -x[i]
+    return total, x
+
+
+def test_break_and_continue_inside_with_and_try():
+    check(break_inside_with, np.arange(1.0, 13.0))
+    check(continue_inside_try, np.arange(12.0))
+
+
+def test_a_break_in_a_finally_block_names_the_try_statement():
     def f(x):
         for i in range(20):
-            if x[i % 3] > 0:
-                return x
-            x = x * 2
+            try:
+                x = x + 1
+            finally:
+                if x[0] > 5:
+                    break
         return x
 
-    with pytest.raises(cf.ConcretizationError) as info:
-        cf.jit(f)(np.ones(3))
+    with pytest.raises(cf.ConcretizationError, match=r"the try statement at line \d+ around it.*finally") as info:
+        cf.jit(f)(np.zeros(2))
     assert "test_control_flow.py" in str(info.value)
+
+
+def last_values(x, n):
+    for i in range(20):
+        y = x[i] * 2
+    for row in x.reshape(10, 2):
+        pass
+    j = -1
+    for j in range(n):
+        pass
+    return i, y, row, j
+
+
+def test_loop_variables_keep_their_last_values():
+    x = np.arange(20.0)
+    assert cf.code_hlo(last_values, x, np.int64(3), optimize=False).count("stablehlo.while") == 3
+    check(last_values, x, np.int64(3))
+    check(last_values, x, np.int64(0))  # no iterations: j keeps its value from before the loop
+
+
+def test_a_loop_variable_of_a_traced_range_without_a_value_before_raises_on_use():
+    def f(x, n):
+        for i in range(n):
+            x = x + 1
+        return x, i
+
+    with pytest.raises(cf.TracingError, match="'i' has no value here.*only inside the loop.*zero times"):
+        cf.jit(f)(np.zeros(2), np.int64(3))
+
+
+def doubled_loudly(v):
+    cf.print("doubling", v)
+    return v * 2
+
+
+def test_each_arm_of_a_conditional_expression_is_its_own_branch(capfd):
+    def f(x, i, n):
+        y = x[i] if i < n else 0.0
+        z = doubled_loudly(x) if x.sum() > 0 else -x  # only the arm taken prints
+        return y, z
+
+    x = np.arange(1.0, 4.0)
+    for sign, i in ((1.0, 1), (-1.0, 5)):
+        check(f, sign * x, np.int64(i), np.int64(3))
+        assert capfd.readouterr().out.count("doubling") == (2 if sign > 0 else 0)  # NumPy's, then compiled
+
+
+def positives(x):
+    for v in x:
+        if v > 0:
+            yield v
+
+
+def sum_of_positives(x):
+    return sum(positives(x))
+
+
+def sum_of_positives_by_comprehension(x):
+    return sum([v for v in x if v > 0])
+
+
+def explicit_bool(x):
+    return x * bool(x.sum() > 0)
+
+
+@pytest.mark.parametrize("f, match", [
+    (sum_of_positives, r"the if statement at line \d+ .* contains a yield"),
+    (sum_of_positives_by_comprehension, r"the if clause of the comprehension at line \d+ .*boolean mask"),
+    (explicit_bool, r"bool\(\) of a traced array.*np\.where"),
+], ids=["generator", "comprehension", "bool"])
+def test_what_cannot_be_compiled_says_what_where_and_how_to_fix_it(f, match):
+    with pytest.raises(cf.ConcretizationError, match=match) as info:
+        cf.jit(f)(np.arange(3.0))
+    assert "test_control_flow.py" in str(info.value)
+
+
+def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace():
+    log = []
+
+    def f(x):
+        buffers = [np.zeros(3)]  # an array no loop variable names
+        acc = np.zeros(3)
+        for i in range(x.shape[0]):
+            log.append(i)
+            buffers[0][i % 3] += x[i]
+            scratch = np.zeros(3)  # made and written in the body: not carried
+            scratch[0] = x[i]
+            acc = acc + scratch
+        return buffers[0], acc
+
+    x = rng.standard_normal(20)
+    check(f, x)
+    assert len(log) == 20 + 1  # NumPy's 20 iterations, then one trace of the body
+
+    def widening(x):
+        total = 0  # an int the body turns into a float: the body is traced again as float64
+        for i in range(x.shape[0]):
+            log.append(i)
+            total = total + x[i]
+        return total
+
+    log.clear()
+    check(widening, x)
+    assert len(log) == 20 + 2
+
+
+def test_an_array_made_and_written_in_one_branch_stays_there():
+    def f(x):
+        if x.sum() > 0:
+            scratch = np.zeros(3)
+            scratch[0] = x[1]
+            y = scratch * 2
+        else:
+            y = x
+        return y
+
+    check(f, np.arange(3.0))
+    check(f, -np.arange(3.0))
 
 
 def early_returns(x):
@@ -321,3 +565,36 @@ def test_checkpointing_attributes_reach_the_while():
 
 def test_a_loop_that_only_reads_an_argument_does_not_write_it_back():
     assert "tf.aliasing_output" not in cf.jit(newton_sqrt).lower(np.array([2.0])).raw_mlir
+
+
+def printing(x):
+    cf.print("start", x)
+    total = 0.0
+    for i in range(x.shape[0]):  # longer than unroll: one stablehlo.while, printing at every iteration
+        total = total + x[i]
+        if total > 2:
+            cf.print("i =", i, "total", total, sep=" | ")
+        else:
+            cf.print(i, (x[i], [total]))
+    for k in range(3):  # unrolled
+        cf.print(k, x[k] * 2, end=";\n")
+    while total > 1:  # with max_iterations, the iterations past the condition's end do not print
+        total = total / 2
+        cf.print("halved", total, total > 2)
+    cf.print("end", total)
+    return total
+
+
+@pytest.mark.parametrize("options", [{}, {"max_iterations": 20}], ids=["", "bounded"])
+def test_cf_print_prints_run_time_values_in_program_order(capfd, options):
+    x = np.arange(10.0) / 4
+    printing(x)  # outside compiled code, cf.print is print
+    want = capfd.readouterr().out
+    f = cf.jit(printing, **options)
+    f.lower(x)
+    assert capfd.readouterr().out == ""  # nothing printed while tracing
+    for _ in range(2):  # each call prints again, from the compiled code
+        gc.collect()
+        np.asarray(f(x))
+        assert capfd.readouterr().out == want
+    assert cf.print is cf.debug.print

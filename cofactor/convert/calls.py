@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import types
 
+from .. import debug
 from ..tracing.dispatch import CONSTRUCTORS
 from . import statements
 from .source import convert, is_user_function
@@ -31,7 +32,8 @@ def call(fn, *args, **kwargs):
 RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,
                                 range=statements.range_, load=statements.load, ifexp=statements.ifexp,
                                 and_=statements.and_, or_=statements.or_, not_=statements.not_,
-                                unset=statements.unset, returned=statements.returned)
+                                unset=statements.unset, returned=statements.returned, static=statements.static,
+                                before_prints=debug.before_prints)
 
 
 def converted(fn):

@@ -5,9 +5,13 @@ stablehlo.if / stablehlo.while while a Python one stays plain Python.
     else: B                    def else_(): nonlocal x; B
                                __cofactor__.if_(test, then, else_, get, set, ("x",), line)
 
-Blocks that leave the statement early (return, break, continue, yield) or assign names
-declared global are left as written: a traced condition there raises cofactor's
-ConcretizationError, which names the line.
+Early exits become flags first, so that every block falls through: a ``return`` (under ifs,
+loops, with and try) sets the pending return value and a returned flag and breaks out of its
+loops; ``break`` and ``continue`` set their loop's flags; what follows a block that may have
+exited runs only if it did not; and a loop's ``else`` block moves after the loop, guarded by its
+break flag.  What cannot be rewritten (a yield, an exit in a try's finally block, an assignment
+to a global) stays as written, and a traced condition there raises cofactor's
+ConcretizationError, which says what and where.
 """
 from __future__ import annotations
 
@@ -17,29 +21,38 @@ from ..tracing.control import RETURN_VALUE
 
 RUNTIME = "__cofactor__"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
 _COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
+_LOOP_EXITS = (ast.Break, ast.Continue)
+_RETURNED = "__cf_returned"
 
 
 def _walk(nodes, barriers):
-    """Nodes of these statements, not descending into nodes of the ``barriers`` types (a nested
-    function, class or comprehension is its own scope; a nested loop owns its break/continue);
-    named barriers (def, class) are yielded, for their names."""
+    """These nodes and the nodes inside them, not descending into nodes of the ``barriers`` types
+    (a nested function, class or comprehension is its own scope), which are yielded too."""
     stack = list(nodes)
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, barriers):
-                stack.append(child)
-            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                yield child
+        if not isinstance(node, barriers):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _walk_scope(nodes):
     return _walk(nodes, (*_SCOPES, *_COMPREHENSIONS))
+
+
+def _loop_level(nodes):
+    """Nodes of these statements that belong to the loop around them: not inside nested scopes or
+    loops, except a nested loop's else block (a break there leaves the loop around)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _LOOPS):
+            stack.extend(node.orelse)
+        elif not isinstance(node, (*_SCOPES, *_COMPREHENSIONS)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _lambda(body):
@@ -59,22 +72,14 @@ def assigned_names(nodes) -> list:
     return list(dict.fromkeys(n for n in names if not n.startswith(generated)))
 
 
-def _escapes(nodes, in_loop=False) -> bool:
-    """Whether control can leave these statements other than by falling through."""
-    for node in nodes:
-        for sub in _walk_scope([node]):
-            if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)):
-                return True
-        if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
-            return True
-        for field in ("body", "orelse", "handlers", "finalbody"):
-            inner = getattr(node, field, None)
-            if isinstance(inner, list) and inner and not isinstance(node, _SCOPES):
-                loop = isinstance(node, _LOOPS) and field == "body"
-                if _escapes([n for n in inner if isinstance(n, ast.stmt)] or
-                            [h for h in inner if isinstance(h, ast.ExceptHandler)], in_loop or loop):
-                    return True
-    return False
+def _escape(nodes):
+    """The first statement by which control can leave these statements other than by falling
+    through (a return, yield, await, global or nonlocal, or a break / continue of a loop around
+    them), or None."""
+    found = [n for n in _walk_scope(nodes)
+             if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))]
+    found += [n for n in _loop_level(nodes) if isinstance(n, _LOOP_EXITS)]
+    return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
 
 
 def _name(id_, ctx=ast.Load):
@@ -83,6 +88,15 @@ def _name(id_, ctx=ast.Load):
 
 def _runtime(attr):
     return ast.Attribute(_name(RUNTIME), attr, ast.Load())
+
+
+def _assign(name, value, at):
+    return ast.copy_location(ast.Assign([_name(name, ast.Store)], value), at)
+
+
+def _guard(test, stmts, at):
+    """``if test: stmts`` (nothing when there are no statements)."""
+    return [ast.copy_location(ast.If(test, stmts, []), at)] if stmts else []
 
 
 def _function(name, params, body, nonlocals):
@@ -102,11 +116,170 @@ def _state_functions(prefix, names):
     return getter, setter
 
 
+def _calls_print(nodes) -> bool:
+    """Whether these statements call something named print (``cf.print``, maybe)."""
+    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == "print" or
+                                            isinstance(n.func, ast.Attribute) and n.func.attr == "print")
+               for n in _walk_scope(nodes))
+
+
+def _is_range(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+
+
+def _traced_range(call):
+    """``range(...)`` as ``__cofactor__.range(...)``, which keeps traced bounds."""
+    return ast.copy_location(ast.Call(_runtime("range"), call.args, call.keywords), call)
+
+
+# --- early exits as flags -------------------------------------------------------------------------
+
+def _blocks(st) -> list:
+    """The statement lists of ``st`` in which an early exit can become a flag: both arms of an if, a
+    with body, a try's body, except and else blocks (not finally, where a break or return discards
+    an exception in flight), and a loop's else block."""
+    if isinstance(st, ast.If):
+        return [st.body, st.orelse]
+    if isinstance(st, (ast.With, ast.AsyncWith)):
+        return [st.body]
+    if isinstance(st, ast.Try):
+        return [st.body, *(h.body for h in st.handlers), st.orelse]
+    if isinstance(st, _LOOPS):
+        return [st.orelse]
+    return []
+
+
+def _return_blocks(st) -> list:
+    """As ``_blocks``, and a loop's body: a return there also breaks out of the loop."""
+    return _blocks(st) + ([st.body] if isinstance(st, _LOOPS) else [])
+
+
+def _count(nodes, kinds, walk) -> int:
+    return sum(isinstance(n, kinds) for n in walk(nodes))
+
+
+def _flaggable(stmts, kinds, walk, blocks) -> bool:
+    """Whether every exit (a ``kinds`` node found by ``walk``) in ``stmts`` sits at their top level
+    or, recursively, in the ``blocks`` of a statement, where it can become a flag."""
+    for st in stmts:
+        if isinstance(st, kinds):
+            continue
+        inner = blocks(st)
+        if _count([st], kinds, walk) != sum(_count(b, kinds, walk) for b in inner) or \
+                not all(_flaggable(b, kinds, walk, blocks) for b in inner):
+            return False
+    return True
+
+
+def _rewrite_blocks(st, blocks, rewrite, exits, go_on):
+    """Rewrite each of ``blocks(st)``; a try's else block, which an exit from its body skips, then
+    runs only if ``go_on``."""
+    skips_else = isinstance(st, ast.Try) and exits(st.body)
+    for block in blocks(st):
+        block[:] = rewrite(block)
+    if skips_else:
+        st.orelse[:] = _guard(go_on(), list(st.orelse), st)
+
+
+def _rewrite_exits(stmts, brk, cont):
+    """A loop body's break / continue become flags; what follows a statement that may set one runs
+    only when neither is set."""
+    def go_on():
+        return ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [_name(brk), _name(cont)]))
+
+    def exits(nodes):
+        return _count(nodes, _LOOP_EXITS, _loop_level)
+
+    out = []
+    for index, st in enumerate(stmts):
+        if isinstance(st, _LOOP_EXITS):
+            return out + [_assign(brk if isinstance(st, ast.Break) else cont, ast.Constant(True), st)]
+        if exits([st]):
+            _rewrite_blocks(st, _blocks, lambda b: _rewrite_exits(b, brk, cont), exits, go_on)
+            return out + [st] + _guard(go_on(), _rewrite_exits(stmts[index + 1:], brk, cont), st)
+        out.append(st)
+    return out
+
+
+def _contains_return(nodes) -> bool:
+    return any(isinstance(n, ast.Return) for n in _walk_scope(nodes))
+
+
+def _single_exit(stmts, in_loop):
+    """Returns become assignments to the pending return value and the returned flag (and, inside
+    a loop, a break); what follows a statement that may have returned runs only if nothing did."""
+    def go_on():
+        return ast.UnaryOp(ast.Not(), _name(_RETURNED))
+
+    out = []
+    for index, st in enumerate(stmts):
+        if isinstance(st, ast.Return):
+            value = st.value if st.value is not None else ast.Constant(None)
+            out += [_assign(RETURN_VALUE, value, st), _assign(_RETURNED, ast.Constant(True), st)]
+            return out + ([ast.copy_location(ast.Break(), st)] if in_loop else [])
+        if _contains_return([st]):
+            _rewrite_blocks(st, _blocks, lambda b: _single_exit(b, in_loop), _contains_return, go_on)
+            if isinstance(st, _LOOPS):
+                st.body[:] = _single_exit(st.body, True)
+            rest = _single_exit(stmts[index + 1:], in_loop)
+            if not in_loop:
+                return out + [st] + _guard(go_on(), rest, st)
+            # In a loop, the break (under ifs, turned into flags later) skips the rest.
+            leave = _guard(_name(_RETURNED), [ast.copy_location(ast.Break(), st)], st) if isinstance(st, _LOOPS) else []
+            return out + [st] + leave + rest
+        out.append(st)
+    return out
+
+
+def _rewrite_returns(function_node):
+    """Give a function whose returns sit inside ifs and loops a single exit at its end."""
+    body = function_node.body
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_scope(body)):
+        return  # a generator's return ends its iteration
+    if not any(not isinstance(st, ast.Return) and _contains_return([st]) for st in body) or \
+            not _flaggable(body, ast.Return, _walk_scope, _return_blocks):
+        return
+    first = body[0]
+    start = [_assign(_RETURNED, ast.Constant(False), first), _assign(RETURN_VALUE, _runtime("unset"), first)]
+    end = ast.copy_location(ast.Return(ast.Call(_runtime("returned"), [_name(RETURN_VALUE)], [])), body[-1])
+    function_node.body = start + _single_exit(body, False) + [end]
+
+
+# --- why a statement stays Python --------------------------------------------------------------
+
+def _why(nodes, escape, names, around) -> str:
+    """Why statements holding ``escape`` (or assigning a global, when ``names`` is None) cannot be
+    compiled, for the error a traced condition raises; ``around``: the try statement whose finally
+    block holds them, if any."""
+    if names is None:
+        return "it assigns a variable declared global or nonlocal, which compiled code cannot change"
+    kind = "yield from" if isinstance(escape, ast.YieldFrom) else type(escape).__name__.lower()
+    if isinstance(escape, (ast.Yield, ast.YieldFrom, ast.Await)):
+        return (f"it contains a {kind} (line {escape.lineno}): a generator or coroutine cannot branch or loop on "
+                "run-time values (compute the values with NumPy instead, e.g. a boolean mask or np.where)")
+    if isinstance(escape, (ast.Global, ast.Nonlocal)):
+        return f"it declares a {kind} variable (line {escape.lineno})"
+    around = around or next((st for st in _walk_scope(nodes) if isinstance(st, ast.Try) and any(
+        isinstance(n, (ast.Return, *_LOOP_EXITS)) for n in _walk_scope(st.finalbody))), None)
+    if around is not None:
+        return (f"the try statement at line {around.lineno} around it has a return, break or continue in its "
+                "finally block, which cannot be compiled (a traced condition cannot decide whether to discard an "
+                "exception in flight): move it out of the finally block")
+    return (f"its {kind} (line {escape.lineno}) cannot be turned into a flag: cofactor does that under "
+            "if/else, for, while, with and try (not in a finally block or a match statement)")
+
+
+def _refuse_traced(test, message):
+    """``test`` checked at run time: a traced value raises ConcretizationError(message)."""
+    return ast.copy_location(ast.Call(_runtime("static"), [test, ast.Constant(message)], []), test)
+
+
 class ControlFlow(ast.NodeTransformer):
     def __init__(self, global_names):
         self.global_names = set(global_names)
         self.count = 0
         self.bound = []  # every name a rewritten block assigns: the function must bind them
+        self.finally_of = []  # the try statements whose finally blocks are being visited
 
     def _prefix(self, kind):
         self.count += 1
@@ -122,13 +295,41 @@ class ControlFlow(ast.NodeTransformer):
         self.bound += names
         return names
 
+    def _visit_all(self, stmts):
+        out = [self.visit(s) for s in stmts]
+        return [s for item in out for s in (item if isinstance(item, list) else [item])]
+
+    def _unconverted(self, node, what, nodes, escape, names, brk=None):
+        """``node`` left as Python: its condition (or range, or break flag) raises, when traced, an error
+        saying why."""
+        message = (f"the {what} at line {node.lineno} depends on a traced value, so it must be compiled, but "
+                   f"{_why(nodes, escape, names, self.finally_of[-1] if self.finally_of else None)}")
+        if not isinstance(node, ast.For):
+            node.test = _refuse_traced(node.test, message)
+            return node
+        if _is_range(node.iter):
+            node.iter = _refuse_traced(_traced_range(node.iter), message)
+        if brk:  # a Python for loop ends at the iteration that set its break flag
+            node.body += _guard(_refuse_traced(_name(brk), message), [ast.Break()], node)
+        return node
+
     def visit_FunctionDef(self, node):
         return node  # a nested function is converted on its own when it is called
 
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_Try(self, node):
+        node.body, node.orelse = self._visit_all(node.body), self._visit_all(node.orelse)
+        node.handlers = [self.visit(h) for h in node.handlers]
+        self.finally_of.append(node)  # for the error of a statement there that stays Python
+        node.finalbody = self._visit_all(node.finalbody)
+        self.finally_of.pop()
+        return node
+
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, _lambda(node.body),
-                                                               _lambda(node.orelse)], []), node)
+        return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, _lambda(node.body), _lambda(node.orelse),
+                                                               ast.Constant(node.lineno)], []), node)
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
@@ -144,16 +345,29 @@ class ControlFlow(ast.NodeTransformer):
             return ast.copy_location(ast.Call(_runtime("not_"), [node.operand], []), node)
         return node
 
-    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+    def visit_comprehension(self, node):
+        """A comprehension runs as Python at trace time: it can neither filter on traced values nor
+        iterate a traced range."""
+        self.generic_visit(node)
+        line = node.iter.lineno
+        node.ifs = [_refuse_traced(test, f"the if clause of the comprehension at line {line} depends on a traced "
+                                         "value: comprehensions and generator expressions run as Python at trace "
+                                         "time, so they cannot test run-time values (use a boolean mask, "
+                                         "x[x > 0], or np.where instead)") for test in node.ifs]
+        if _is_range(node.iter):
+            node.iter = _refuse_traced(_traced_range(node.iter), (
+                f"the comprehension at line {line} iterates over a range with a traced bound: its length must "
+                "be known at trace time (use a for loop, which cofactor compiles, or array code)"))
+        return node
 
     # Each visit reads the statement as written (names, early exits) before rewriting the
     # statements inside it, whose assignments then move into generated functions.
     def visit_If(self, node):
         names = self._names([node.body, node.orelse])
-        escapes = _escapes(node.body + node.orelse)
+        escape = _escape(node.body + node.orelse)
         self.generic_visit(node)
-        if names is None or escapes:
-            return node
+        if names is None or escape:
+            return self._unconverted(node, "if statement", node.body + node.orelse, escape, names)
         p = self._prefix("if")
         getter, setter = _state_functions(p, names)
         then = _function(f"{p}_then", [], node.body, names)
@@ -164,27 +378,36 @@ class ControlFlow(ast.NodeTransformer):
         return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
     def _exit_flags(self, node):
-        """Rewrite the loop's break/continue (under ifs) into flags; returns (break flag, statements
-        that must run before the loop), or (None, []) when there is nothing to rewrite."""
-        if not _has_loop_exit(node.body) or not _exits_under_ifs(node.body):
-            return None, []
+        """Rewrite the loop's break/continue into flags; returns (break flag, statements that must run
+        before the loop: the flag's start, and cf.print's order if the loop may print)."""
+        before = [self._call("before_prints", [], node)] if _calls_print(node.body) else []
+        if not _count(node.body, _LOOP_EXITS, _loop_level) or \
+                not _flaggable(node.body, _LOOP_EXITS, _loop_level, _blocks):
+            return None, before
         self.count += 1
         brk, cont = f"__cf_break{self.count}", f"__cf_continue{self.count}"
-        body = [ast.Assign([_name(cont, ast.Store)], ast.Constant(False))] + _rewrite_exits(node.body, brk, cont)
-        if isinstance(node, ast.For):  # iterations after a break do nothing
-            body = [ast.If(ast.UnaryOp(ast.Not(), _name(brk)), body, [])]
-        else:
+        body = [_assign(cont, ast.Constant(False), node)] + _rewrite_exits(node.body, brk, cont)
+        if isinstance(node, ast.While):
             node.test = ast.BoolOp(ast.And(), [ast.UnaryOp(ast.Not(), _name(brk)), node.test])
         node.body = [ast.fix_missing_locations(ast.copy_location(st, node)) for st in body]
-        return brk, [ast.copy_location(ast.Assign([_name(brk, ast.Store)], ast.Constant(False)), node)]
+        return brk, before + [_assign(brk, ast.Constant(False), node)]
+
+    def _else_block(self, node, brk):
+        """The loop's else block, moved after it (converted) and run unless the loop broke; it stays
+        on the loop if the loop's breaks could not become flags."""
+        if not node.orelse or brk is None and _count(node.body, ast.Break, _loop_level):
+            return []
+        orelse, node.orelse = node.orelse, []
+        return self._visit_all(_guard(ast.UnaryOp(ast.Not(), _name(brk)), orelse, node) if brk else orelse)
 
     def visit_While(self, node):
-        _, before = self._exit_flags(node)
+        brk, before = self._exit_flags(node)
+        after = self._else_block(node, brk)
         names = self._names([node.body])
-        escapes = node.orelse or _escapes(node.body)
+        escape = _escape(node.body)
         self.generic_visit(node)
-        if names is None or escapes:
-            return node
+        if names is None or escape:
+            return before + [self._unconverted(node, "while loop", node.body, escape, names)] + after
         p = self._prefix("while")
         getter, setter = _state_functions(p, names)
         cond = _function(f"{p}_cond", [], [ast.Return(node.test)], [])
@@ -192,112 +415,30 @@ class ControlFlow(ast.NodeTransformer):
         call = self._call("while_", [_name(cond.name), _name(body.name), _name(getter.name), _name(setter.name),
                                      ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
                                      ast.Constant(node.lineno)], node)
-        return before + [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call]
+        return before + [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call] + after
 
     def visit_For(self, node):
         brk, before = self._exit_flags(node)
+        after = self._else_block(node, brk)
         names = self._names([node.body, [ast.Assign([node.target], ast.Constant(None))]])
-        escapes = node.orelse or _escapes(node.body)
-        self.generic_visit(node)
-        if names is None or escapes:
-            return node
+        escape = _escape(node.body)
+        if names is None or escape:
+            self.generic_visit(node)
+            return before + [self._unconverted(node, "for loop", node.body, escape, names, brk)] + after
         p = self._prefix("for")
         item = f"{p}_item"
+        node.body = [ast.copy_location(ast.Assign([node.target], _name(item)), node)] + node.body
+        if brk:  # iterations after a break do nothing, nor assign the loop variable
+            node.body = _guard(ast.UnaryOp(ast.Not(), _name(brk)), node.body, node)
+        self.generic_visit(node)
         getter, setter = _state_functions(p, names)
-        body = _function(f"{p}_body", [item], [ast.Assign([node.target], _name(item))] + node.body, names)
-        iterable = node.iter
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
-            iterable = ast.Call(_runtime("range"), iterable.args, iterable.keywords)  # may have traced bounds
+        body = _function(f"{p}_body", [item], node.body, names)
+        iterable = _traced_range(node.iter) if _is_range(node.iter) else node.iter  # may have traced bounds
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
                                    ast.Constant(node.lineno), stop], node)
-        return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call]
-
-
-_RETURNED = "__cf_returned"
-
-
-def _loop_level(nodes):
-    """Nodes of these loop-body statements that belong to this loop (not to nested loops)."""
-    return _walk(nodes, (*_SCOPES, *_LOOPS))
-
-
-def _has_loop_exit(stmts) -> bool:
-    return any(isinstance(n, (ast.Break, ast.Continue)) for n in _loop_level(stmts))
-
-
-def _exits_under_ifs(stmts) -> bool:
-    for st in stmts:
-        if isinstance(st, ast.If):
-            if not (_exits_under_ifs(st.body) and _exits_under_ifs(st.orelse)):
-                return False
-        elif not isinstance(st, (ast.Break, ast.Continue)) and _has_loop_exit([st]):
-            return False
-    return True
-
-
-def _rewrite_exits(stmts, brk, cont):
-    """break/continue become flags; the statements after an if that may set one run only when
-    neither is set."""
-    out = []
-    for index, st in enumerate(stmts):
-        if isinstance(st, (ast.Break, ast.Continue)):
-            flag = brk if isinstance(st, ast.Break) else cont
-            return out + [ast.copy_location(ast.Assign([_name(flag, ast.Store)], ast.Constant(True)), st)]
-        if isinstance(st, ast.If) and _has_loop_exit([st]):
-            st.body, st.orelse = _rewrite_exits(st.body, brk, cont), _rewrite_exits(st.orelse, brk, cont)
-            rest = _rewrite_exits(stmts[index + 1:], brk, cont)
-            go_on = ast.UnaryOp(ast.Not(), ast.BoolOp(ast.Or(), [_name(brk), _name(cont)]))
-            return out + [st] + ([ast.copy_location(ast.If(go_on, rest, []), st)] if rest else [])
-        out.append(st)
-    return out
-
-
-def _contains_return(nodes) -> bool:
-    return any(isinstance(n, ast.Return) for n in _walk_scope(nodes))
-
-
-def _returns_only_under_ifs(stmts) -> bool:
-    """Every return statement sits at the top level or inside if/else blocks (not loops, try, with)."""
-    for st in stmts:
-        if isinstance(st, ast.If):
-            if not (_returns_only_under_ifs(st.body) and _returns_only_under_ifs(st.orelse)):
-                return False
-        elif not isinstance(st, ast.Return) and _contains_return([st]):
-            return False
-    return True
-
-
-def _single_exit(stmts):
-    """Returns inside ifs become assignments to the pending return value and a returned flag;
-    the statements after such an if run only when nothing has returned yet."""
-    out = []
-    for index, st in enumerate(stmts):
-        if isinstance(st, ast.Return):
-            value = st.value if st.value is not None else ast.Constant(None)
-            return out + [ast.copy_location(ast.Assign([_name(RETURN_VALUE, ast.Store)], value), st),
-                          ast.copy_location(ast.Assign([_name(_RETURNED, ast.Store)], ast.Constant(True)), st)]
-        if isinstance(st, ast.If) and _contains_return([st]):
-            st.body, st.orelse = _single_exit(st.body), _single_exit(st.orelse)
-            rest = _single_exit(stmts[index + 1:])
-            guard = [ast.copy_location(ast.If(ast.UnaryOp(ast.Not(), _name(_RETURNED)), rest, []), st)] if rest else []
-            return out + [st] + guard
-        out.append(st)
-    return out
-
-
-def _rewrite_returns(function_node):
-    body = function_node.body
-    early = [st for st in body if isinstance(st, ast.If) and _contains_return([st])]
-    if not early or not _returns_only_under_ifs(body):
-        return
-    first = body[0]
-    start = [ast.Assign([_name(_RETURNED, ast.Store)], ast.Constant(False)),
-             ast.Assign([_name(RETURN_VALUE, ast.Store)], _runtime("unset"))]
-    end = ast.Return(ast.Call(_runtime("returned"), [_name(RETURN_VALUE)], []))
-    function_node.body = [ast.copy_location(s, first) for s in start] + _single_exit(body) + \
-        [ast.copy_location(end, body[-1])]
+        return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
 
 
 def convert_control_flow(function_node):
@@ -305,8 +446,7 @@ def convert_control_flow(function_node):
     _rewrite_returns(function_node)
     global_names = [n for s in ast.walk(function_node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names]
     transformer = ControlFlow(global_names)
-    function_node.body = [transformer.visit(s) for s in function_node.body]
-    function_node.body = [s for item in function_node.body for s in (item if isinstance(item, list) else [item])]
+    function_node.body = transformer._visit_all(function_node.body)
     if transformer.bound:
         # Bind every rewritten name in this function (dead code still makes them local), so the
         # generated functions' ``nonlocal`` statements find them.

@@ -67,6 +67,12 @@ def _function_node(fn):
     return (candidates[0], first) if len(candidates) == 1 else (None, 0)
 
 
+def _free_names(code) -> list:
+    """The free variables the factory binds; a function nested in converted code already
+    refers to the runtime, which the factory binds anew."""
+    return [v for v in code.co_freevars if v != RUNTIME]
+
+
 def _compile_factory(fn):
     """The converted function, compiled as a factory that takes ``call`` and the free variables."""
     code = fn.__code__
@@ -82,7 +88,7 @@ def _compile_factory(fn):
     else:
         node.decorator_list = []
         body = [node, ast.Return(ast.Name(node.name, ast.Load()))]
-    params = [RUNTIME, *code.co_freevars]
+    params = [RUNTIME, *_free_names(code)]
     factory = ast.FunctionDef(
         name=_FACTORY, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
                                           kw_defaults=[], defaults=[]),
@@ -107,7 +113,8 @@ def convert(fn, runtime):
     if factory is None:
         return fn
     try:
-        free = [cell.cell_contents for cell in fn.__closure__ or ()]
+        free = [cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
+                if name != RUNTIME]
     except ValueError:  # a closure variable not yet assigned
         return fn
     new = factory(runtime, *free)

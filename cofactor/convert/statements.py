@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import types
 
 import numpy as np
 
-from ..errors import TracingError
-from ..tracing import control
+from ..errors import ConcretizationError, TracingError, UnsupportedError, located
+from ..tracing import control, state
 from ..tracing.array import TracedArray
+from ..tracing.derivatives import in_reverse_mode
 
 _settings = threading.local()
 DEFAULT_UNROLL = 8
@@ -65,14 +67,25 @@ def _traced(x) -> bool:
 
 
 def _roots(frame_locals) -> list:
-    """The arrays (their bases, for views) held by the user function's local variables."""
-    roots = []
-    for value in frame_locals.values():
-        while isinstance(value, TracedArray) and value.lens is not None:
-            value = value.base
+    """The arrays (their bases, for views) the user function's local variables hold, also in lists,
+    tuples, dicts and attributes of objects (``self.u``), and the trace's own (cf.print's order): a
+    loop carries them all, so that one it writes does not have to be found by tracing it again."""
+    roots, seen = {}, set()
+    stack = [(value, 0) for value in [*frame_locals.values(), *state.trace_objects()]]
+    while stack:
+        value, depth = stack.pop()
+        if id(value) in seen or depth > 3:  # a few levels: large object graphs are not searched
+            continue
+        seen.add(id(value))
         if isinstance(value, TracedArray):
-            roots.append(value)
-    return roots
+            while value.lens is not None:
+                value = value.base
+            roots[id(value)] = value
+        elif isinstance(value, (list, tuple, dict)):
+            stack += [(v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)]
+        elif hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, types.FunctionType)):
+            stack += [(v, depth + 1) for v in vars(value).values()]
+    return list(roots.values())
 
 
 def _scalar_predicate(x):
@@ -80,11 +93,19 @@ def _scalar_predicate(x):
     return TracedArray(control.predicate(x))
 
 
-def ifexp(test, then, orelse):
-    """``then() if test else orelse()``; with a traced test both are evaluated and one selected."""
+def ifexp(test, then, orelse, line):
+    """``then() if test else orelse()``; with a traced test, each arm is a branch of a stablehlo.if."""
     if not _traced(test):
         return then() if test else orelse()
-    return np.where(_scalar_predicate(test), then(), orelse())
+    return control.cond_value(test, then, orelse, line)
+
+
+def static(value, message):
+    """A condition or range of code cofactor cannot compile: fine as a Python value, an error
+    (``message`` says why) when traced."""
+    if _traced(value) or isinstance(value, TracedRange):
+        raise located(ConcretizationError(message))
+    return value
 
 
 def and_(left, right):
@@ -115,7 +136,9 @@ def while_(cond_fn, body_fn, get, set_, names, line):
         test = cond_fn()
         if _traced(test):
             roots = _roots(sys._getframe(1).f_locals)
-            control.while_loop(cond_fn, body_fn, names, get, set_, roots, line, **loop_options())
+            options = loop_options()
+            _check_bound(options.get("bound"), f"the while loop at line {line}")
+            control.while_loop(cond_fn, body_fn, names, get, set_, roots, line, **options)
             return
         if not test:
             return
@@ -160,6 +183,13 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None):
     _python_loop(iterable, body_fn, broke)
 
 
+def _check_bound(bound, what):
+    if bound is None and in_reverse_mode():
+        raise located(UnsupportedError(
+            f"reverse-mode differentiation through {what} needs a static trip count, and this one depends on "
+            "data: give the loop a bound with cf.jit(..., max_iterations=N) (or use forward mode)"))
+
+
 def _python_loop(iterable, body_fn, broke):
     for item in iterable:
         body_fn(item)
@@ -172,17 +202,19 @@ def _python_loop(iterable, body_fn, broke):
 def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, broke=None, fallback=True) -> bool:
     """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter traced.
 
-    With ``fallback``, a body that needs ``i`` as a Python number (``range(i)``, a list index)
-    returns False so the caller unrolls the loop instead.
+    With ``fallback`` (a static range), a body that needs ``i`` as a Python number (``range(i)``, a
+    list index) returns False so the caller unrolls the loop instead; and when the range is not
+    empty, the variables the loop assigns keep their last values after it, as in Python.
     """
     counter = [start]
 
+    # The counter is carried first: Enzyme's reverse mode finds the trip count only from there.
     def get_all():
-        return get() + (counter[0],)
+        return (counter[0],) + get()
 
     def set_all(values):
-        set_(values[:-1])
-        counter[0] = values[-1]
+        counter[0] = values[0]
+        set_(values[1:])
 
     def cond():
         more = counter[0] < stop if step > 0 else counter[0] > stop
@@ -193,9 +225,15 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, br
         body_fn(i)
         counter[0] = i + step
 
+    bound = None
+    if in_reverse_mode() and (broke is not None or any(_traced(v) for v in (start, stop))):
+        # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
+        bound = loop_options().get("bound") if any(_traced(v) for v in (start, stop)) else len(range(start, stop, step))
+        _check_bound(bound, f"the for loop at line {line} over a traced range")
     try:
-        control.while_loop(cond, body, tuple(names) + ("loop counter",), get_all, set_all,
-                           _roots(frame_locals), line, attributes=loop_options().get("attributes"))
+        control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all,
+                           _roots(frame_locals), line, attributes=loop_options().get("attributes"), bound=bound,
+                           runs=fallback and len(range(start, stop, step)) > 0)
     except TracingError:
         if not fallback:
             raise

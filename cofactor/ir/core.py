@@ -61,6 +61,23 @@ class Block:
         self.operations.append(op)
         return op
 
+    def add_argument(self, type: TensorType) -> Value:
+        arg = Value(type, self, len(self.arguments))
+        self.arguments.append(arg)
+        return arg
+
+    def defined_values(self) -> set:
+        """ids of the values defined in this block: its arguments, and the results of its operations
+        and of theirs in nested regions."""
+        ids, stack = set(), [self]
+        while stack:
+            block = stack.pop()
+            ids.update(id(a) for a in block.arguments)
+            for op in block.operations:
+                ids.update(id(r) for r in op.results)
+                stack.extend(b for region in op.regions for b in region.blocks)
+        return ids
+
 
 class Region:
     def __init__(self, blocks=()):
@@ -86,6 +103,9 @@ class Module:
     def __init__(self, attributes=None):
         self.functions: list[Function] = []
         self.attributes = dict(attributes or {})
+        # Python objects the module's code calls back into by a key (cf.print's printers): they live
+        # as long as the module, which the compiled function holds.
+        self.keepalive: list = []
 
     def add(self, fn: Function) -> Function:
         self.functions.append(fn)

@@ -58,6 +58,10 @@ def iota(shape, dtype, dimension: int) -> Value:
 
 def unary(name: str, x: Value, dtype=None) -> Value:
     """An elementwise op with one operand, e.g. ``unary("stablehlo.sine", x)``."""
+    if name == "stablehlo.not" and x.dtype == np.bool_:
+        # The same as a comparison with false, which Enzyme 0.0.16 can take through a reverse-mode
+        # loop (it has no rule for stablehlo.not there).
+        return compare(x, constant(np.zeros(x.shape, np.bool_)), "EQ")
     return emit(name, [x], [x.type.with_dtype(dtype if dtype is not None else x.dtype)])[0]
 
 
@@ -292,15 +296,20 @@ def fft(x: Value, fft_type: str, lengths) -> Value:
 
 def while_loop(init, cond, body, attributes=None) -> list:
     """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
-    ``body(*carry)`` the next carry; returns the final carry."""
+    ``body(*carry)`` the next carry; returns the final carry.
+
+    The body is built first, and may add arguments to its block (``Block.add_argument``) for
+    values it defines before it reads them, such as a variable first assigned in the loop: those
+    are carried too, from zeros."""
+    body_block = Block([v.type for v in init])
+    with insertion_point(body_block):
+        emit_return(list(body(*body_block.arguments)))
+    init = list(init) + [constant(np.zeros(v.shape, v.dtype)) for v in body_block.arguments[len(init):]]
     types = [v.type for v in init]
-    regions = []
-    for build in (lambda carry: [cond(*carry)], lambda carry: list(body(*carry))):
-        block = Block(types)
-        with insertion_point(block):
-            emit_return(build(block.arguments))
-        regions.append(Region([block]))
-    return emit("stablehlo.while", list(init), types, attributes, regions)
+    cond_block = Block(types)
+    with insertion_point(cond_block):
+        emit_return([cond(*cond_block.arguments)])
+    return emit("stablehlo.while", init, types, attributes, [Region([cond_block]), Region([body_block])])
 
 
 def _layout_list(layouts) -> str:
@@ -309,16 +318,23 @@ def _layout_list(layouts) -> str:
 
 
 def custom_call(target: str, operands, result_types, *, attributes=None, operand_layouts=None,
-                result_layouts=None, aliases=None) -> list:
-    """A typed-FFI ``stablehlo.custom_call`` (api_version 4) of the handler ``target``.
+                result_layouts=None, aliases=None, opaque=None, has_side_effect=False) -> list:
+    """A typed-FFI ``stablehlo.custom_call`` (api_version 4) of the handler ``target``, or with
+    ``opaque``, an untyped one (api_version 3) that passes that string to the handler.
 
     ``attributes`` maps the handler's attribute names to MLIR attribute text (``backend_config``
     is then a dictionary, which XLA passes to the handler); layouts are minor-to-major dimension
     orders, one per operand or result; ``aliases`` maps a result index to the index of the
-    operand whose buffer that result may reuse.
+    operand whose buffer that result may reuse; ``has_side_effect`` keeps XLA from removing,
+    merging or hoisting the call.
     """
-    config = ", ".join(f"{k} = {v}" for k, v in (attributes or {}).items())
-    props = {"call_target_name": f'"{target}"', "api_version": "4 : i32", "backend_config": f"{{{config}}}"}
+    if opaque is None:
+        config = ", ".join(f"{k} = {v}" for k, v in (attributes or {}).items())
+        props = {"call_target_name": f'"{target}"', "api_version": "4 : i32", "backend_config": f"{{{config}}}"}
+    else:
+        props = {"call_target_name": f'"{target}"', "api_version": "3 : i32", "backend_config": f'"{opaque}"'}
+    if has_side_effect:
+        props["has_side_effect"] = "true"
     if operand_layouts is not None:
         props["operand_layouts"] = _layout_list(operand_layouts)
     if result_layouts is not None:
@@ -345,3 +361,9 @@ def if_(pred: Value, then_block: Block, else_block: Block, result_types) -> list
 def emit_return(values):
     """The terminator of a region of stablehlo.if, while, reduce, sort and scatter."""
     emit("stablehlo.return", list(values), [])
+
+
+def ignore_derivatives(x: Value) -> Value:
+    """``x`` with no derivative: Enzyme treats what depends on it through this value as
+    constant (the op disappears once Enzyme has run)."""
+    return emit("enzyme.ignore_derivatives", [x], [x.type])[0]

@@ -334,9 +334,12 @@ def insert(arr, obj, values, axis=None):
     if where is None or np.ndim(where) != 0:
         raise UnsupportedError("numpy.insert supports one compile-time index")
     i = int(where)
+    # As NumPy: values get leading 1s up to arr's rank, then their first axis moves to ``axis``.
+    values = asarray(values).astype(arr.dtype)
+    values = np.moveaxis(np.reshape(values, (1,) * (arr.ndim - values.ndim) + values.shape), 0, ax)
     shape = list(arr.shape)
-    shape[ax] = 1 if np.ndim(values) < arr.ndim else np.shape(values)[ax]
-    block = np.broadcast_to(asarray(values).astype(arr.dtype), shape)
+    shape[ax] = values.shape[ax]
+    block = np.broadcast_to(values, shape)
     before = np.take(arr, np.arange(0, i), axis=ax)
     after = np.take(arr, np.arange(i, arr.shape[ax]), axis=ax)
     return np.concatenate([before, block, after], axis=ax)
@@ -347,6 +350,7 @@ def choose(a, choices, out=None, mode="raise"):
     if out is not None:
         raise UnsupportedError("numpy.choose(..., out=...) is not supported")
     n = len(choices)
+    a = asarray(a)  # a nested list compares as a whole (``[[0, 1]] == 1`` is False)
     index = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1) if mode == "clip" else a
     result = np.where(index == n - 1, choices[-1], choices[-1])  # broadcast against ``a`` as NumPy does
     for k in range(n - 2, -1, -1):

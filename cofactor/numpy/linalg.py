@@ -30,6 +30,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..ir.types import TensorType
 from ..runtime.devices import default_device
+from ..tracing.derivatives import custom_jvp
 from ..tracing.dispatch import implements
 from ._core import axis_index, broadcast_shapes, reject, value, wrap
 
@@ -150,6 +151,7 @@ def _triangular_solve(name, a, b, lower: bool, unit_diagonal=False):
     return x
 
 
+@custom_jvp
 def _solve(name, a, b):
     """``a^-1 b`` for stacks of equal batch shape, by LU with partial pivoting (as NumPy's gesv)."""
     if a.shape[-1] == 0:  # nothing to factor (and an empty gather is not valid StableHLO)
@@ -159,6 +161,32 @@ def _solve(name, a, b):
     rows = np.take_along_axis(b, perm[..., None], axis=-2)
     lower = _triangular_solve(name, lu, rows, lower=True, unit_diagonal=True)
     return _triangular_solve(name, lu, lower, lower=False)
+
+
+@_solve.defjvp
+def _solve_jvp(primals, tangents):
+    """d(A^-1 b) = A^-1 (db - dA x); A^-1 is computed (without a derivative) so that the tangent
+    map is a product Enzyme can differentiate and transpose."""
+    name, a, b = primals
+    _, da, db = tangents
+    x = _solve.fn(name, a, b)
+    rhs = (0 if db is None else db) - (0 if da is None else da @ x)
+    return x, None if da is None and db is None else _inverse(name, a) @ rhs
+
+
+def _inverse(name, a):
+    return _solve.fn(name, a, np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape))
+
+
+def _trace_of_product(a, b):
+    """trace(a @ b) for stacks of matrices, without forming the product."""
+    return np.sum(np.swapaxes(a, -1, -2) * b, axis=(-2, -1))
+
+
+def _symmetric_from(t, lower: bool):
+    """The symmetric matrix that a function reading only one triangle of ``t`` sees."""
+    triangle = _triangle(t, lower)
+    return triangle + np.swapaxes(triangle, -1, -2) - triangle * np.eye(t.shape[-1], dtype=t.dtype)
 
 
 def _householder(name, x):
@@ -174,6 +202,7 @@ def _q_from_householder(name, reflectors, taus):
     return q
 
 
+@custom_jvp
 def _eigh(name, x, lower: bool, vectors: bool):
     """syevd/heevd: ascending eigenvalues and (with ``vectors``) eigenvectors as columns."""
     routine = "heevd_ffi" if x.dtype.kind == "c" else "syevd_ffi"
@@ -181,6 +210,22 @@ def _eigh(name, x, lower: bool, vectors: bool):
     v, w, info = _lapack(name, routine, [x], [value(x).type, eigenvalues_type, _info_type(x)], {0: 0},
                          mode="V" if vectors else "N", uplo="L" if lower else "U")
     return _nan_unless_ok(info, w, v)
+
+
+@_eigh.defjvp
+def _eigh_jvp(primals, tangents):
+    """With M = V^T dA V: dw = diag(M), dV = V (F * M), F_ij = 1 / (w_j - w_i) off the diagonal
+    (distinct eigenvalues assumed, as in every first-order formula)."""
+    name, x, lower, vectors = primals
+    w, v = _eigh.fn(name, x, lower, True)
+    dx = tangents[1]
+    if dx is None:
+        return [w, v], [None, None]
+    m = np.swapaxes(v, -1, -2) @ _symmetric_from(dx, lower) @ v
+    gaps = w[..., None, :] - w[..., :, None]
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    scale = np.where(off, 1 / np.where(off, gaps, 1), 0)
+    return [w, v], [diagonal(m), v @ (scale * m)]
 
 
 def _svd(name, x, full_matrices: bool, compute_uv: bool):
@@ -310,6 +355,7 @@ def _lu_diagonal_and_parity(name, a):
 
 
 @implements(np.linalg.det)
+@custom_jvp
 def det(a):
     """A singular ``a`` gives 0, as in NumPy."""
     pivots, odd = _lu_diagonal_and_parity("numpy.linalg.det", a)
@@ -317,7 +363,16 @@ def det(a):
     return np.where(odd, -product, product)
 
 
+@det.defjvp
+def _det_jvp(primals, tangents):
+    """d det(A) = det(A) trace(A^-1 dA)."""
+    a, = primals
+    d = det.fn(a)
+    return d, None if tangents[0] is None else d * _trace_of_product(_inverse("numpy.linalg.det", a), tangents[0])
+
+
 @implements(np.linalg.slogdet)
+@custom_jvp
 def slogdet(a):
     """A singular ``a`` gives sign 0 and logabsdet -inf, as in NumPy."""
     pivots, odd = _lu_diagonal_and_parity("numpy.linalg.slogdet", a)
@@ -325,6 +380,17 @@ def slogdet(a):
     # (pivots == 0, not magnitude == 0: Enzyme-JAX 0.0.16 rewrites abs(complex) == 0 into invalid IR)
     sign = np.prod(np.where(pivots == 0, 0, pivots / magnitude), axis=-1)
     return SlogdetResult(np.where(odd, -sign, sign), np.sum(np.log(magnitude), axis=-1))
+
+
+@slogdet.defjvp
+def _slogdet_jvp(primals, tangents):
+    """d log|det(A)| = trace(A^-1 dA); the sign is constant."""
+    a, = primals
+    result = slogdet.fn(a)
+    if tangents[0] is None:
+        return result, SlogdetResult(None, None)
+    change = _trace_of_product(_inverse("numpy.linalg.slogdet", a), tangents[0])
+    return result, SlogdetResult(np.zeros_like(result.sign), change)
 
 
 @implements(np.linalg.matrix_power)
@@ -357,10 +423,28 @@ def matrix_power(a, n):
 def cholesky(a, /, *, upper=False):
     """Where ``a`` is not positive definite, NumPy raises LinAlgError; the compiled result is nan.
     Only the lower (``upper``: upper) triangle of ``a`` is read, as in NumPy."""
-    x = _converted(a)
+    return _cholesky(_converted(a), upper)
+
+
+@custom_jvp
+def _cholesky(x, upper: bool):
     factor, info = _lapack("numpy.linalg.cholesky", "potrf_ffi", [x], [value(x).type, _info_type(x)], {0: 0},
                            uplo="U" if upper else "L")
     return _nan_unless_ok(info, _triangle(factor, lower=not upper))[0]
+
+
+@_cholesky.defjvp
+def _cholesky_jvp(primals, tangents):
+    """dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle with half the diagonal (U = L^T)."""
+    x, upper = primals
+    factor = _cholesky.fn(x, upper)
+    if tangents[0] is None:
+        return factor, None
+    lower = np.swapaxes(factor, -1, -2) if upper else factor
+    inverse = _inverse("numpy.linalg.cholesky", lower)
+    s = inverse @ _symmetric_from(tangents[0], not upper) @ np.swapaxes(inverse, -1, -2)
+    d = lower @ (_triangle(s, True) - 0.5 * s * np.eye(s.shape[-1], dtype=s.dtype))
+    return factor, np.swapaxes(d, -1, -2) if upper else d
 
 
 @implements(np.linalg.qr)
@@ -396,7 +480,7 @@ def _uplo(UPLO) -> bool:
 def eigh(a, UPLO="L"):
     """If LAPACK does not converge (NumPy raises LinAlgError), the compiled results are nan."""
     lower = _uplo(UPLO)  # checked first, as NumPy does
-    w, v = _eigh("numpy.linalg.eigh", _converted(a), lower, vectors=True)
+    w, v = _eigh("numpy.linalg.eigh", _converted(a), lower, True)
     return EighResult(w, v)
 
 
@@ -404,7 +488,7 @@ def eigh(a, UPLO="L"):
 def eigvalsh(a, UPLO="L"):
     """If LAPACK does not converge (NumPy raises LinAlgError), the compiled result is nan."""
     lower = _uplo(UPLO)
-    return _eigh("numpy.linalg.eigvalsh", _converted(a), lower, vectors=False)[0]
+    return _eigh("numpy.linalg.eigvalsh", _converted(a), lower, False)[0]
 
 
 @implements(np.linalg.svd)

@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
+from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
 from ._core import asarray, full, known_value, value, wrap
 from .shape import _sort_comparator
@@ -144,9 +145,14 @@ def _correlate(x, y, mode):
     length = (n1 - n2 + 1, n1, n1 + n2 - 1)[mode]
     right = length + n2 - 1 - n1 - left
     padded = ops.pad(x, ops.constant(np.zeros((), x.dtype)), [left], [right])
-    starts = ops.iota((length, 1), np.int64, 0)
-    windows = wrap(ops.gather(padded, starts, (1,), (), (0,), 1, (n2,), (length, n2)))
     source = np.arange(length)[:, None] + np.arange(n2) - left
+    if is_differentiating():
+        # Enzyme 0.0.16 transposes a gather of overlapping windows into a scatter that overwrites
+        # (unique_indices = true), losing all but one contribution: gather element by element.
+        windows = wrap(_gather(padded, ops.constant(source + left)))
+    else:
+        starts = ops.iota((length, 1), np.int64, 0)
+        windows = wrap(ops.gather(padded, starts, (1,), (), (0,), 1, (n2,), (length, n2)))
     overlap = (source >= 0) & (source < n1)
     return np.sum(np.where(overlap, windows * wrap(y), np.zeros((), x.dtype)), axis=1, dtype=x.dtype)
 

@@ -16,9 +16,10 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
+from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, wrap
-from .reductions import _identity, _keep
+from .reductions import _identity, _keep, reduce_ufunc
 from .searching import one_dimensional
 from .ufuncs import KERNELS
 
@@ -132,12 +133,30 @@ def _nan_extremum(name, ufunc, ordinary):
             start = value(initial, v.dtype)
         else:
             start = ops.constant(np.array(np.nan if v.dtype.kind in "fc" else _identity(ordinary, v.dtype), v.dtype))
-        if axes:
+        if axes and is_differentiating() and v.dtype.kind == "f":
+            v = KERNELS[ufunc](ops.broadcast_in_dim(start, _removed(v.shape, axes), ()),
+                               _nan_skipping_extremum(v, axes, ordinary))
+        elif axes:
             v = ops.reduce([v], [start], axes, lambda acc, x: [KERNELS[ufunc](acc, x)])[0]
         elif initial is not _NO:  # NumPy applies initial even when reducing no axes
             v = KERNELS[ufunc](ops.broadcast_in_dim(start, v.shape, ()), v)
         return wrap(_keep(v, axes, _flag(keepdims), np.ndim(a)))
     return impl
+
+
+def _removed(shape, axes) -> tuple:
+    return tuple(n for d, n in enumerate(shape) if d not in axes)
+
+
+def _nan_skipping_extremum(v, axes, ordinary):
+    """The fmax/fmin reduction of float ``v`` as Enzyme 0.0.16 can differentiate it (it has no
+    derivative for a reduction whose body selects on NaN): a plain max/min of ``v`` with its NaNs
+    replaced by the identity, and NaN where a slice is all NaN."""
+    nan = KERNELS[np.isnan](v)
+    skipped = ops.select(nan, full(v.shape, _identity(ordinary, v.dtype), v.dtype), v)
+    result = reduce_ufunc(skipped, axes, ordinary)
+    all_nan = reduce_ufunc(nan, axes, np.logical_and)
+    return ops.select(all_nan, full(result.shape, np.nan, v.dtype), result)
 
 
 _nan_extremum("nanmax", np.fmax, np.maximum)

@@ -6,8 +6,9 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
+from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import UFUNCS, implements_ufunc
-from ._core import axis_index, axis_tuple, reject, value, wrap
+from ._core import axis_index, axis_tuple, known_value, reject, value, wrap
 from .indexing import _Advanced, _assigned
 from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
 from .ufuncs import KERNELS, apply
@@ -86,11 +87,44 @@ def _outer(ufunc):
         return UFUNCS[(ufunc, "__call__")](np.reshape(a, a_shape + (1,) * np.ndim(b)), b, **kwargs)
 
 
+def _known_positions(a, indices):
+    """The flat positions in ``a`` of the elements ``a[indices]``, if the indices are constants; else None."""
+    index = indices if isinstance(indices, tuple) else (indices,)
+    known = tuple(known_value(item) for item in index)
+    if any(isinstance(item, TracedArray) and k is None for item, k in zip(index, known)):
+        return None
+    return np.arange(a.size).reshape(a.shape)[known]
+
+
+def _at_in_rounds(ufunc, a, positions, b):
+    """``ufunc.at`` as scatters that set unique positions, which Enzyme 0.0.16 can differentiate (its
+    reverse mode has no scatter that combines with another ufunc than add, subtract or multiply, nor
+    with multiply at repeated positions).  Round k applies each position's k-th update, so updates of
+    a repeated position happen in order, as in NumPy."""
+    flat_positions = positions.ravel()
+    updates = wrap(ops.reshape(_assigned(a, b, positions.shape), (flat_positions.size,)))
+    order = np.argsort(flat_positions, kind="stable")
+    ranked = flat_positions[order]
+    occurrence = np.empty_like(order)
+    occurrence[order] = np.arange(order.size) - np.searchsorted(ranked, ranked)
+    flat = wrap(ops.reshape(value(a), (a.size,)))
+    for k in range(occurrence.max(initial=-1) + 1):
+        chosen = np.flatnonzero(occurrence == k)
+        where = flat_positions[chosen]
+        flat[where] = wrap(ops.convert(KERNELS[ufunc](flat[where].value, updates[chosen].value), a.dtype))
+    a.value = ops.reshape(flat.value, a.shape)
+
+
 def _at(ufunc):
     @implements_ufunc(ufunc, "at")
     def at(a, indices, b=None):
         if ufunc.nin != 2 or b is None:
             raise UnsupportedError(f"numpy.{ufunc.__name__}.at is supported for binary ufuncs only")
+        if is_differentiating() and a.dtype.kind == "f" and ufunc not in (np.add, np.subtract):
+            positions = _known_positions(a, indices)
+            if positions is not None:
+                _at_in_rounds(ufunc, a, positions, b)
+                return
         plan = _Advanced(a, indices if isinstance(indices, tuple) else (indices,))
         kernel = KERNELS[ufunc]
         # Every index, repeated or not, applies its update: a scatter that combines.

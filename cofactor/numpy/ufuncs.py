@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
+from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.views import ComplexPart
 from ._core import (broadcast_values, compare, dtype_of, full, known_value, reject, result_type, value, view,
@@ -179,6 +180,27 @@ def _log_base(base):
     return lambda x: ops.binary("stablehlo.divide", ops.unary("stablehlo.log", x), _like(x, math.log(base)))
 
 
+def _acosh(x):
+    """log1p((x - 1) + sqrt(x - 1) sqrt(x + 1)), accurate near 1."""
+    below, above = ops.binary("stablehlo.subtract", x, _like(x, 1)), ops.binary("stablehlo.add", x, _like(x, 1))
+    root = ops.binary("stablehlo.multiply", ops.unary("stablehlo.sqrt", below), ops.unary("stablehlo.sqrt", above))
+    return ops.unary("stablehlo.log_plus_one", ops.binary("stablehlo.add", below, root))
+
+
+def _atanh(x):
+    """(log1p(x) - log1p(-x)) / 2."""
+    difference = ops.binary("stablehlo.subtract", ops.unary("stablehlo.log_plus_one", x),
+                            ops.unary("stablehlo.log_plus_one", ops.unary("stablehlo.negate", x)))
+    return ops.binary("stablehlo.multiply", difference, _like(x, 0.5))
+
+
+def _differentiable(name, formula):
+    """chlo.<name>, but ``formula`` for real floats in differentiated code: Enzyme 0.0.16
+    differentiates chlo.acosh as 1/sqrt(x^4 - 1) and chlo.atanh as 1/(x^2 - 1), both wrong."""
+    plain = _op(f"chlo.{name}")
+    return lambda x: formula(x) if _is("f", x) and is_differentiating() else plain(x)
+
+
 def _absolute(x):
     if _is("bu", x):
         return x
@@ -295,8 +317,8 @@ KERNELS = {
     np.cosh: _op("chlo.cosh"),
     np.tanh: _op("stablehlo.tanh"),
     np.arcsinh: _op("chlo.asinh"),
-    np.arccosh: _op("chlo.acosh"),
-    np.arctanh: _op("chlo.atanh"),
+    np.arccosh: _differentiable("acosh", _acosh),
+    np.arctanh: _differentiable("atanh", _atanh),
     np.deg2rad: _scale(math.pi / 180),
     np.radians: _scale(math.pi / 180),
     np.rad2deg: _scale(180 / math.pi),

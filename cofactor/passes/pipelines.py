@@ -26,6 +26,14 @@ EXCLUDED_PATTERNS = {
     "concat_slice": "pass failure (mistyped IR) on the concatenation np.repeat builds for uneven counts",
 }
 
+# Excluded from the optimization that runs before Enzyme's AD pass (with ``optimize=True``): patterns
+# that rebuild an op Enzyme 0.0.16 cannot differentiate out of the form cofactor emits instead.
+EXCLUDED_BEFORE_AD = {
+    "mul_reduce_slice_fusion": "turns the halving multiplications np.prod emits in differentiated code "
+                               "(numpy/reductions.py, _pairwise_product) back into a multiplying reduce, "
+                               "which Enzyme's forward mode cannot differentiate",
+}
+
 # What enzyme_ad's own JAX glue appends before handing text to XLA: it removes
 # enzymexla attribute values XLA cannot parse.
 XLA_SUFFIX = "tensor-empty-raise,drop-unsupported-attributes"
@@ -63,13 +71,14 @@ def build(enzyme_call, kind: str, differentiate: bool) -> str:
     if kind == "none":
         if not differentiate:
             return "strip-debuginfo"  # only parses and pretty-prints
-        return ",".join([_ENZYME_PASS, "canonicalize", "remove-unnecessary-enzyme-ops",
+        return ",".join(["enzyme-batch", _ENZYME_PASS, "canonicalize", "remove-unnecessary-enzyme-ops",
                          "enzyme-simplify-math", "strip-debuginfo", XLA_SUFFIX])
     excluded = list(EXCLUDED_PATTERNS) if kind == "curated" else []
     up = _optimization_passes(enzyme_call, 1, excluded)
     if not differentiate:
         return ",".join([up, "strip-debuginfo", XLA_SUFFIX])
     down = _optimization_passes(enzyme_call, 2, excluded)
-    return ",".join(["mark-func-memory-effects", up, "enzyme-batch", up, _ENZYME_PASS, up, "canonicalize",
+    before_ad = _optimization_passes(enzyme_call, 1, excluded + list(EXCLUDED_BEFORE_AD)) if excluded else up
+    return ",".join(["mark-func-memory-effects", before_ad, "enzyme-batch", before_ad, _ENZYME_PASS, up, "canonicalize",
                      "remove-unnecessary-enzyme-ops", "enzyme-simplify-math", up, down,
                      "strip-debuginfo", XLA_SUFFIX])

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ConcretizationError, located
 from ..ir import ops
-from ..ir.core import Value
+from ..ir.core import Value, current_block
 from . import dispatch
 
 
@@ -38,9 +38,10 @@ class TracedArray:
         if self.lens is None:
             return self._value
         base_value = self.base.value
-        if self._read is None or self._read[0] is not base_value:
-            self._read = (base_value, self.lens.read(base_value))
-        return self._read[1]
+        block = current_block()  # a value read inside a branch or function is not visible outside it
+        if self._read is None or self._read[0] is not base_value or self._read[1] is not block:
+            self._read = (base_value, block, self.lens.read(base_value))
+        return self._read[2]
 
     @value.setter
     def value(self, new: Value):
@@ -98,7 +99,13 @@ class TracedArray:
             "needs that value: create the array inside it, e.g. out = np.zeros(n))"))
 
     def __bool__(self):
-        self._concrete("bool")
+        raise located(ConcretizationError(
+            "bool() of a traced array: its truth value is not known at compile time, only when the compiled "
+            "function runs. "
+            "cofactor compiles if / while / for statements, conditional expressions and and / or / not on "
+            "traced values in your functions' source; elsewhere (bool(), assert, any() / all() / min() / "
+            "max() of traced values, a comprehension's if, code whose source cannot be read) use NumPy "
+            "instead: np.where(cond, a, b), np.any / np.all, or a boolean mask"))
 
     def __float__(self):
         self._concrete("float")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import TracingError, located
 from ..ir import ops
-from ..ir.core import Block, insertion_point
+from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
 from . import array as _array
 from ..pytree import flatten, unflatten
@@ -26,7 +26,8 @@ class Undefined:
     inside a loop); any use raises an error that says so."""
 
     def __init__(self, name, where):
-        object.__setattr__(self, "_message", f"variable '{name}' has no value here: it is assigned {where}")
+        object.__setattr__(self, "_message", f"variable '{name}' has no value here: it is assigned {where} (give it "
+                                             "a value before, so that it has one on every path)")
 
     def _fail(self, *args, **kwargs):
         raise located(TracingError(object.__getattribute__(self, "_message")))
@@ -37,6 +38,20 @@ class Undefined:
 
 
 UNBOUND = object()  # what the getter reports for a variable not assigned yet
+
+# The running flags (i1 scalars, None without a bound) of the loops whose bodies are being traced:
+# a bounded loop's iterations past its condition's end still run the body, to keep the state, and
+# must not print.
+_running: list = []
+
+
+def running():
+    """An i1 scalar that is false where the code being traced runs only to keep a bounded loop's
+    trip count, or None where it always runs."""
+    flag = None
+    for r in filter(None, _running):  # None: a loop without a bound
+        flag = r if flag is None else ops.binary("stablehlo.and", flag, r)
+    return flag
 
 
 class Journal:
@@ -93,13 +108,14 @@ def predicate(pred):
 
 def _run_branch(fn, initial, set_state, get_state):
     """Trace one branch into a fresh block; returns (block, variables after, {array id: (array,
-    value after)}, {array id: value before})."""
+    value after)}, {array id: value before}) for the arrays it writes that were made before it."""
     block = Block()
     set_state(initial)
     with Journal() as journal, insertion_point(block):
         fn()
     after = get_state()
-    written = journal.mutated()
+    inside = block.defined_values()
+    written = [(a, old) for a, old in journal.mutated() if id(old) not in inside]
     arrays_after = {id(a): (a, a._value) for a, _ in written}
     for a, old in reversed(written):
         a._value = old
@@ -109,6 +125,11 @@ def _run_branch(fn, initial, set_state, get_state):
 # Names the source conversion gives a function's pending return value: a branch that has not
 # returned yet leaves it unset, which is fine (a returned-flag guards every later use).
 RETURN_VALUE = "__cf_return_value"
+IFEXP = "the value of the conditional expression"  # what cond_value calls the one value it merges
+
+
+def _variable(name) -> str:
+    return {RETURN_VALUE: "the returned value", IFEXP: IFEXP}.get(name, f"variable '{name}'")
 
 
 def _is_unset(v) -> bool:
@@ -125,27 +146,37 @@ def _zeros_like(tree):
                                if _is_carriable(x) else x for x in leaves])
 
 
-def _merge_leaves(name, values, line):
-    """How the branches' values of one leaf combine: ("static", value) or ("carry", TensorType)."""
+def _merge_leaves(name, values, line, broadcast):
+    """How the branches' values of one leaf combine: ("static", value) or ("carry", TensorType).
+    With ``broadcast``, shapes that differ broadcast against each other, as np.where's arguments do."""
     if _same_static(*values):
         return "static", values[0]
     if not all(_is_carriable(v) for v in values):
-        raise located(TracingError(f"variable '{name}' holds a {type(values[0]).__name__} that the two branches of "
+        raise located(TracingError(f"{_variable(name)} holds a {type(values[0]).__name__} that the two branches of "
                                    f"the if at line {line} set differently; only arrays and numbers can depend on "
                                    "a traced condition"))
-    types = [_type_of(v) for v in values]
-    if types[0].shape != types[1].shape:
-        raise located(TracingError(f"variable '{name}' has shape {types[0].shape} after one branch of the if at "
-                                   f"line {line} and {types[1].shape} after the other"))
-    return "carry", TensorType(types[0].shape, np.result_type(*[v.dtype if isinstance(v, TracedArray) else v
-                                                                for v in values]))
+    shapes = [_type_of(v).shape for v in values]
+    try:
+        shape = np.broadcast_shapes(*shapes) if broadcast else shapes[0] if shapes[0] == shapes[1] else None
+    except ValueError:
+        shape = None
+    if shape is None:
+        raise located(TracingError(f"{_variable(name)} has shape {shapes[0]} after one branch of the if at "
+                                   f"line {line} and {shapes[1]} after the other"))
+    return "carry", TensorType(shape, np.result_type(*[v.dtype if isinstance(v, TracedArray) else v for v in values]))
 
 
-def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line):
+def _as_type(x, t: TensorType):
+    """The IR value of a carried leaf, converted (and broadcast) to ``t``."""
+    v = ops.convert(_lift(x, t), t.dtype)
+    return ops.broadcast_in_dim(v, t.shape, range(len(t.shape) - v.type.rank, len(t.shape)))
+
+
+def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line, broadcast=False):
     """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if.
 
     Variables may hold pytrees (tuples, lists, dicts) of arrays and numbers; their structure
-    must be the same after both branches.
+    must be the same after both branches (and, unless ``broadcast``, their shapes).
     """
     p = predicate(pred)
     initial = get_state()
@@ -166,13 +197,15 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line)
                     after[k] = defined[0] if not _is_unset(after[k]) else _zeros_like(defined[0])
                 values = [after[k] for after in afters]
             else:
-                finals[k] = Undefined(name, f"in only one branch of the if at line {line}") if defined else UNBOUND
+                earlier = [v for v in values if isinstance(v, Undefined)]  # its first message says more
+                finals[k] = earlier[0] if earlier else \
+                    Undefined(name, f"in only one branch of the if at line {line}") if defined else UNBOUND
                 continue
         flat = [flatten(v) for v in values]
         if flat[0][1] != flat[1][1]:
-            raise located(TracingError(f"variable '{name}' holds differently structured values after the two "
+            raise located(TracingError(f"{_variable(name)} holds differently structured values after the two "
                                        f"branches of the if at line {line}"))
-        plans[k] = (flat[0][1], [_merge_leaves(name, pair, line) for pair in zip(flat[0][0], flat[1][0])])
+        plans[k] = (flat[0][1], [_merge_leaves(name, pair, line, broadcast) for pair in zip(flat[0][0], flat[1][0])])
     outputs = []
     for b, (block, _, written, _) in enumerate(branches):
         out = []
@@ -180,7 +213,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line)
             for k, (_, leaf_plans) in plans.items():
                 for leaf, (kind, t) in zip(flatten(afters[b][k])[0], leaf_plans):
                     if kind == "carry":
-                        out.append(ops.convert(_lift(leaf, t), t.dtype))
+                        out.append(_as_type(leaf, t))
             out += [written[key][1] if key in written else originals[key] for key in arrays]
             ops.emit_return(out)
         outputs.append(out)
@@ -191,6 +224,20 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line)
     set_state(finals)
     for a in arrays.values():
         a.value = next(results)
+
+
+def cond_value(pred: TracedArray, then_fn, else_fn, line):
+    """``then_fn() if pred else else_fn()`` on a traced predicate: each arm is traced into its own
+    branch of a stablehlo.if, so only the taken one runs; arms of different shapes broadcast, as
+    np.where's arguments do."""
+    box = [UNBOUND]
+
+    def arm(fn):
+        return lambda: box.__setitem__(0, fn())
+
+    cond(pred, arm(then_fn), arm(else_fn), (IFEXP,), lambda: (box[0],), lambda values: box.__setitem__(0, values[0]),
+         line, broadcast=True)
+    return box[0]
 
 
 def _loop_plan(names, values):
@@ -205,7 +252,8 @@ def _loop_plan(names, values):
     return plan, trees
 
 
-def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attributes=None, bound=None):
+def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attributes=None, bound=None,
+               runs=False):
     """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.
 
     With a ``bound``, the loop runs exactly ``bound`` iterations and each one keeps the old
@@ -216,13 +264,20 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attri
     dicts), and the arrays in ``roots`` (and any other array the body turns out to write).
     Numbers whose dtype the body widens (``s = 0`` then ``s = s + x[i]``) start widened, which
     NumPy's values allow.
+
+    The body is traced once, unless a carried value widens or the body writes an array that
+    ``roots`` missed: then it is traced again, and its Python side effects run again.
+
+    A variable the body assigns first keeps its last value after the loop when the loop is known
+    to run (``runs``), as in Python; otherwise it is undefined there.  The function's pending return
+    value always keeps it (its returned flag tells whether it was set).
     """
     initial = get_state()
     arrays = list({id(a): a for a in roots}.values())
     widened = {}
     for _ in range(8):  # each retry adds what the previous attempt discovered
         kind, extra = _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line,
-                                   attributes, bound)
+                                   attributes, bound, runs)
         if kind == "done":
             return
         if kind == "arrays":
@@ -232,16 +287,21 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attri
     raise located(TracingError(f"the loop at line {line} could not be traced: its carried values keep changing type"))
 
 
+def _keep(running, new, old):
+    """``new`` while the loop's condition holds, else ``old``."""
+    return ops.select(ops.broadcast_in_dim(running, new.shape, ()), new, old)
+
+
 class _Retry(Exception):
     """Tracing the loop body found more to carry: ("arrays", [...]) or ("widen", {(k, i): type})."""
 
 
 def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line, attributes,
-                 bound):
+                 bound, runs):
     plan, trees = _loop_plan(names, initial)
     plan = [(k, i, widened.get((k, i), t)) for k, i, t in plan]
     originals = [a._value for a in arrays]
-    seen = {"stand_ins": set()}
+    seen = {"stand_ins": set(), "late": {}}  # late: name index -> (treedef, leaves) of a variable the body defines
 
     def state_from(leaf_values):
         """The variables with their carried leaves replaced by ``leaf_values``."""
@@ -253,7 +313,12 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
             state[k] = unflatten(treedef, leaves[k])
         return state
 
+    # With a bound, its iteration counter is carried first: Enzyme 0.0.16's reverse mode finds a
+    # loop's trip count only from an induction variable in the first position.
+    first = 0 if bound is None else 1
+
     def enter(args):
+        args = args[first:]
         stand_ins = [TracedArray(arg) for arg in args[:len(plan)]]
         seen["stand_ins"].update(id(x) for x in stand_ins)  # fresh: updating one in place is rebinding it
         set_state(state_from(stand_ins))
@@ -265,21 +330,30 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
         return predicate(c if isinstance(c, TracedArray) else TracedArray(ops.constant(np.array(bool(c)))))
 
     def cond_region(*args):
-        if bound is not None:  # the last carried value is the iteration counter
-            return ops.compare(args[-1], ops.constant(np.array(bound, np.int64)), "LT")
+        if bound is not None:
+            return ops.compare(args[0], ops.constant(np.array(bound, np.int64)), "LT")
         enter(args)
         return condition()
 
     def body_region(*args):
         enter(args)
         running = condition() if bound is not None else None
-        with Journal() as journal:
-            body_fn()
+        block = current_block()
+        _running.append(running)
+        try:
+            with Journal() as journal:
+                body_fn()
+        finally:
+            _running.pop()
         after = seen["after"] = get_state()
         carried = {id(a) for a in arrays} | seen["stand_ins"]
-        seen["written"] = {id(a) for a, _ in journal.mutated()}
-        extra = [a for a, _ in journal.mutated() if id(a) not in carried]
+        written = journal.mutated()
+        seen["written"] = {id(a) for a, _ in written}
+        inside = block.defined_values()  # an array made by the body is not carried
+        extra = [a for a, old in written if id(a) not in carried and id(old) not in inside]
         if extra:
+            for a, old in written:
+                a._value = old
             raise _Retry("arrays", extra)
         widen, outputs = {}, []
         after_leaves = {}
@@ -297,7 +371,7 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
             v = after_leaves[k][i]
             if not _is_carriable(v) or _type_of(v).shape != t.shape:
                 got = _type_of(v).shape if _is_carriable(v) else type(v).__name__
-                raise located(TracingError(f"variable '{names[k]}' changes from {t.shape} to {got} in the loop "
+                raise located(TracingError(f"{_variable(names[k])} changes from {t.shape} to {got} in the loop "
                                            f"at line {line}; a loop variable must keep its shape"))
             dtype = np.result_type(t.dtype, v.dtype if isinstance(v, TracedArray) else v)
             if dtype != t.dtype:
@@ -305,21 +379,26 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
             outputs.append(ops.convert(_lift(v, t), t.dtype))
         if widen:
             raise _Retry("widen", widen)
-        for k, (name, before, now) in enumerate(zip(names, initial, after)):
-            if k not in trees and not _is_unset(now) and before is not UNBOUND:
-                raise located(TracingError(f"variable '{name}' changes in the loop at line {line}"))
         outputs += [a._value for a in arrays]
-        if bound is None:
-            return outputs
-        # Past the condition's end, every iteration keeps the state it was given.
-        kept = [ops.select(ops.broadcast_in_dim(running, new.shape, ()), new, old) for new, old in zip(outputs, args)]
-        return kept + [ops.binary("stablehlo.add", args[-1], ops.constant(np.array(1, np.int64)))]
+        if bound is not None:
+            # Past the condition's end, every iteration keeps the state it was given.
+            outputs = [ops.binary("stablehlo.add", args[0], ops.constant(np.array(1, np.int64)))] + \
+                [_keep(running, new, old) for new, old in zip(outputs, args[1:])]
+        # A variable first assigned here is carried on from zeros: the body does not read it before.
+        for k, (name, before, now) in enumerate(zip(names, initial, after)):
+            if _is_unset(before) and not _is_unset(now) and (runs or name == RETURN_VALUE):
+                leaves, treedef = flatten(now)
+                seen["late"][k] = (treedef, leaves)
+                for new in [_lift(x) for x in leaves if _is_carriable(x)]:
+                    old = block.add_argument(new.type)
+                    outputs.append(new if bound is None else _keep(running, new, old))
+        return outputs
 
     inits = [ops.convert(_lift(trees[k][1][i], t), t.dtype) for k, i, t in plan] + originals
     if bound is not None:
-        inits.append(ops.constant(np.array(0, np.int64)))
+        inits.insert(0, ops.constant(np.array(0, np.int64)))
     try:
-        results = ops.while_loop(inits, cond_region, body_region, attributes)
+        results = ops.while_loop(inits, cond_region, body_region, attributes)[first:]
     except _Retry as retry:
         return retry.args
     finally:
@@ -327,9 +406,15 @@ def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays,
             a._value = old
         set_state(initial)
     final = state_from([TracedArray(r) for r in results[:len(plan)]])
+    late = iter(results[len(plan) + len(arrays):])
     results = results[:len(plan) + len(arrays)]
     for k, (name, before, now) in enumerate(zip(names, initial, seen["after"])):
-        if before is UNBOUND and not _is_unset(now):
+        if k in seen["late"]:
+            treedef, leaves = seen["late"][k]
+            final[k] = unflatten(treedef, [TracedArray(next(late)) if _is_carriable(x) else x for x in leaves])
+        elif isinstance(now, Undefined):
+            final[k] = now
+        elif _is_unset(before) and not _is_unset(now):
             final[k] = Undefined(name, f"only inside the loop at line {line}, which may run zero times")
     set_state(final)
     for a, r in zip(arrays, results[len(plan):]):

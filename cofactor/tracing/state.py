@@ -29,23 +29,39 @@ class HostInput:
 _current = threading.local()
 
 
-def begin(function):
-    _current.function, _current.inputs, _current.objects = function, [], {}
+def begin(module, function):
+    _current.module, _current.function, _current.inputs, _current.objects = module, function, [], {}
+    _current.names = set()
 
 
 def end() -> list:
     inputs = _current.inputs
-    _current.function = _current.inputs = _current.objects = None
+    _current.module = _current.function = _current.inputs = _current.objects = _current.names = None
     return inputs
+
+
+def current_module():
+    """The module being traced (where private functions go)."""
+    if getattr(_current, "module", None) is None:
+        raise RuntimeError("no module is being traced")
+    return _current.module
+
+
+def unique_name(prefix: str) -> str:
+    """A function name not yet used in the module being traced."""
+    name, k = prefix, 0
+    while name in _current.names:
+        k += 1
+        name = f"{prefix}_{k}"
+    _current.names.add(name)
+    return name
 
 
 def host_input(type: TensorType, fetch: Callable) -> Value:
     """A new argument of the function being traced, filled by ``fetch(leaves)`` at each call."""
     if getattr(_current, "function", None) is None:
         raise RuntimeError("host inputs exist only while a function is traced")
-    block = _current.function.body
-    arg = Value(type, block, len(block.arguments))
-    block.arguments.append(arg)
+    arg = _current.function.body.add_argument(type)
     _current.inputs.append(HostInput(type, fetch))
     return arg
 
@@ -55,3 +71,18 @@ def per_trace(key, make: Callable):
     if key not in _current.objects:
         _current.objects[key] = make()
     return _current.objects[key]
+
+
+def trace_objects() -> list:
+    """The objects ``per_trace`` made for the function being traced (none when nothing is traced)."""
+    return list(_current.objects.values()) if getattr(_current, "objects", None) else []
+
+
+def entry_block():
+    """The body of the function being traced: a value made there is visible in all of it."""
+    return _current.function.body
+
+
+def is_tracing() -> bool:
+    """Whether a function is being traced (so a transform emits ops instead of compiling)."""
+    return getattr(_current, "module", None) is not None

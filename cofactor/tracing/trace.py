@@ -44,7 +44,7 @@ class Trace:
     host_inputs: list      # HostInputs: extra arguments after the arrays, fetched at every call
 
 
-def _output_value(leaf):
+def output_value(leaf):
     if isinstance(leaf, TracedArray):
         return leaf.value
     if isinstance(leaf, (bool, int, float, complex)) or is_array(leaf):
@@ -61,7 +61,7 @@ def trace(fn, args: tuple, kwargs: dict) -> Trace:
     params = sorted({first.setdefault(id(a), k) for k, a in enumerate(arrays)})
     module = Module()
     main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
-    state.begin(main)
+    state.begin(module, main)
     try:
         with insertion_point(main.body):
             traced_by_id = {id(arrays[k]): TracedArray(v) for k, v in zip(params, main.arguments)}
@@ -71,7 +71,7 @@ def trace(fn, args: tuple, kwargs: dict) -> Trace:
             originals = [t.value for _, t in inputs]
             t_args, t_kwargs = unflatten(treedef, traced)
             out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
-            out_values = [_output_value(leaf) for leaf in out_leaves]
+            out_values = [output_value(leaf) for leaf in out_leaves]
             writebacks = []
             for position, ((k, array), original) in enumerate(zip(inputs, originals)):
                 # NumPy scalars are immutable: an in-place operator on one only rebinds a local name.

@@ -1,0 +1,137 @@
+"""``cf.print``: print run-time values from inside compiled code.
+
+Inside a traced function, ``cf.print(*values)`` becomes a ``stablehlo.custom_call`` with
+``has_side_effect = true`` (so XLA neither drops it nor merges two of them) whose operands
+are the traced values.  XLA may still run independent side effects in any order, so each
+print also takes the trace's print order (an int32 scalar) and gives the next one: loops and
+branches carry it as they carry any array they write.
+
+jax's own host callbacks (``xla_ffi_python_cpu_callback``) find their Python function in the
+executable's host-callback list, which only jax's compile path fills.  cofactor registers one
+handler of its own with XLA:CPU instead, a ctypes function with XLA's untyped custom-call
+signature (api_version 3), and names the call site in the ``backend_config`` string.  The
+handler looks the site up in a weak registry: the site's printer lives as long as the traced
+module, which the compiled function holds.
+
+Outside a traced function, ``cf.print`` is ``print``.
+"""
+from __future__ import annotations
+
+import builtins
+import ctypes
+import itertools
+import weakref
+
+import numpy as np
+
+from .errors import UnsupportedError, located
+from .ir import ops
+from .ir.core import Block, insertion_point
+from .pytree import flatten, unflatten
+from .runtime.devices import default_device
+from .tracing import control, state
+from .tracing.array import TracedArray
+
+_TARGET = "cofactor_print"
+# XLA:CPU's untyped custom call: (output, operand pointers, opaque string, its length, status).
+_HANDLER_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+                                 ctypes.c_size_t, ctypes.c_void_p)
+_printers: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # call-site key -> _Printer
+_keys = itertools.count()
+_handler = None  # registered once, kept for the life of the process
+_RUN_TIME = object()  # where a printer's values have a run-time array
+
+
+class _Printer:
+    """One ``cf.print`` call site: its values' structure, static parts and operand types."""
+
+    def __init__(self, treedef, leaves, sep, end, file, flush):
+        self.treedef = treedef
+        self.parts = [_RUN_TIME if isinstance(x, TracedArray) else x for x in leaves]
+        self.types = [(x.shape, x.dtype) for x in leaves if isinstance(x, TracedArray)]
+        self.options = {"sep": sep, "end": end, "file": file, "flush": flush}
+
+    def __call__(self, pointers):
+        arrays = iter([_array(p, shape, dtype) for p, (shape, dtype) in zip(pointers, self.types)])
+        values = unflatten(self.treedef, [next(arrays) if x is _RUN_TIME else x for x in self.parts])
+        builtins.print(*values, **self.options)
+
+
+def _array(pointer, shape, dtype):
+    """A copy of an operand buffer (row-major), a NumPy scalar if it has no dimensions."""
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    data = ctypes.string_at(pointer, size) if size else b""
+    array = np.frombuffer(data, dtype).reshape(shape).copy()
+    return array[()] if array.ndim == 0 else array
+
+
+def _handle(output, operands, opaque, length, status):
+    printer = _printers.get(int(ctypes.string_at(opaque, length)))
+    if printer is not None:  # operand 0 is the print order
+        printer([operands[k + 1] for k in range(len(printer.types))])
+
+
+def _register():
+    global _handler
+    if _handler is not None:
+        return
+    from jaxlib import xla_client
+
+    handler = _HANDLER_TYPE(_handle)
+    capsule_new = ctypes.pythonapi.PyCapsule_New
+    capsule_new.restype, capsule_new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = capsule_new(ctypes.cast(handler, ctypes.c_void_p), b"xla._CUSTOM_CALL_TARGET", None)
+    xla_client.register_custom_call_target(_TARGET, capsule, platform="cpu", api_version=0)
+    _handler = handler
+
+
+def _order() -> TracedArray:
+    """The print order of the function being traced, made in its body so every scope sees it."""
+    def make():
+        with insertion_point(state.entry_block()):
+            return TracedArray(ops.constant(np.zeros((), np.int32)))
+    return state.per_trace("cf.print order", make)
+
+
+def before_prints():
+    """Called before a loop that may print: with the print order made before it, the loop carries
+    it from the start instead of finding it in its body (which would trace the body again)."""
+    if state.is_tracing():
+        _order()
+
+
+def print(*values, sep=" ", end="\n", file=None, flush=False):
+    """Print ``values`` as ``print`` does; inside a compiled function, when it runs (once per
+    iteration inside a loop, only if taken inside a branch), with the arrays' run-time values."""
+    if not state.is_tracing():
+        builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
+        return
+    platform = default_device().platform
+    if platform != "cpu":
+        raise located(UnsupportedError(f"cf.print inside compiled code on {platform.upper()} is not supported yet "
+                                       "(its host callback is an XLA:CPU custom call)"))
+    _register()
+    leaves, treedef = flatten(values)
+    printer = _Printer(treedef, leaves, sep, end, file, flush)
+    key = next(_keys)
+    _printers[key] = printer
+    state.current_module().keepalive.append(printer)
+    order = _order()
+    operands = [order.value] + [x.value for x in leaves if isinstance(x, TracedArray)]
+
+    def emit():
+        return ops.custom_call(_TARGET, operands, [order.value.type], opaque=str(key), has_side_effect=True,
+                               operand_layouts=[range(v.type.rank - 1, -1, -1) for v in operands],
+                               result_layouts=[()])
+
+    live = control.running()
+    if live is None:
+        order.value, = emit()
+        return
+    # In a bounded loop, only the iterations before its condition's end print.
+    then, skip = Block(), Block()
+    with insertion_point(then):
+        ops.emit_return(emit())
+    with insertion_point(skip):
+        ops.emit_return([order.value])
+    order.value, = ops.if_(live, then, skip, [order.value.type])

@@ -1,0 +1,184 @@
+"""The autodiff API: grad, value_and_grad, vjp, jvp, jacobian, hessian, autodiff with activities,
+custom_jvp and stop_gradient, at top level and inside compiled functions, against exact
+derivatives and finite differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import directional_difference
+
+import cofactor as cf
+
+RNG = np.random.default_rng(42)
+X = RNG.standard_normal((3, 4))
+W = RNG.standard_normal((4, 2))
+
+
+def loss(x, w):
+    return np.sum(np.tanh(x @ w) ** 2)
+
+
+def numeric_gradient(fn, args, i, eps=1e-6):
+    grad = np.zeros_like(args[i])
+    for idx in np.ndindex(args[i].shape):
+        e = np.zeros_like(args[i])
+        e[idx] = 1.0
+        grad[idx] = directional_difference(fn, args, (i,), (e,), eps)[0]
+    return grad
+
+
+def test_grad_matches_finite_differences_for_each_argnum():
+    gx, gw = cf.grad(loss, argnums=(0, 1))(X, W)
+    np.testing.assert_allclose(np.asarray(gx), numeric_gradient(loss, (X, W), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(gw), numeric_gradient(loss, (X, W), 1), rtol=1e-6, atol=1e-8)
+    assert np.asarray(gx).dtype == np.float64 and gx.shape == X.shape
+    single = cf.grad(loss, argnums=1)(X, W)
+    np.testing.assert_allclose(np.asarray(single), np.asarray(gw), rtol=1e-12)
+
+
+def test_value_and_grad_and_has_aux():
+    value, g = cf.value_and_grad(loss)(X, W)
+    assert np.isclose(float(np.asarray(value)), loss(X, W))
+    (value, aux), g2 = cf.value_and_grad(lambda x, w: (loss(x, w), x.sum()), has_aux=True)(X, W)
+    assert np.isclose(float(np.asarray(aux)), X.sum())
+    np.testing.assert_allclose(np.asarray(g2), np.asarray(g), rtol=1e-12)
+    g3, aux3 = cf.grad(lambda x, w: (loss(x, w), {"mean": x.mean()}), has_aux=True)(X, W)
+    assert np.isclose(float(np.asarray(aux3["mean"])), X.mean())
+
+
+def test_grad_of_pytree_argument_has_its_structure():
+    params = {"w": W, "b": np.ones(2)}
+
+    def model(p, x):
+        return np.sum((x @ p["w"] + p["b"]) ** 2)
+    g = cf.grad(model)(params, X)
+    assert set(g) == {"w", "b"}
+    expected_b = np.sum(2 * (X @ W + 1), axis=0)
+    np.testing.assert_allclose(np.asarray(g["b"]), expected_b, rtol=1e-10)
+
+
+def test_grad_inside_a_compiled_function():
+    @cf.jit
+    def step(x, w):
+        return w - 0.1 * cf.grad(loss, 1)(x, w)
+    np.testing.assert_allclose(np.asarray(step(X, W)), W - 0.1 * numeric_gradient(loss, (X, W), 1), rtol=1e-6)
+
+
+def test_grad_through_a_closure_over_traced_values():
+    @cf.jit
+    def outer(x, w):
+        scale = np.exp(x.sum())
+        return cf.grad(lambda v: scale * np.sum(v ** 2))(w)
+    np.testing.assert_allclose(np.asarray(outer(X, W)), np.exp(X.sum()) * 2 * W, rtol=1e-10)
+
+
+def test_vjp_and_jvp():
+    out, pullback = cf.vjp(np.sin, X)
+    np.testing.assert_allclose(np.asarray(out), np.sin(X))
+    ct = RNG.standard_normal(X.shape)
+    (g,) = pullback(ct)
+    np.testing.assert_allclose(np.asarray(g), ct * np.cos(X), rtol=1e-12)
+    t = RNG.standard_normal(X.shape)
+    primal, tangent = cf.jvp(lambda x: x * np.exp(x), (X,), (t,))
+    np.testing.assert_allclose(np.asarray(primal), X * np.exp(X))
+    np.testing.assert_allclose(np.asarray(tangent), t * (1 + X) * np.exp(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_matches_exact(mode):
+    x = np.linspace(0.1, 1.0, 3)
+    jac = cf.jacobian(lambda v: np.sin(v) * v.sum(), mode=mode)(x)
+    exact = np.diag(np.cos(x) * x.sum()) + np.sin(x)[:, None]
+    np.testing.assert_allclose(np.asarray(jac), exact, rtol=1e-12)
+    m = RNG.standard_normal((2, 3))
+    jac2 = cf.jacobian(lambda a: a @ a.T, mode=mode)(m)
+    assert jac2.shape == (2, 2, 2, 3)
+    exact2 = np.einsum("ik,jl->ijkl", np.eye(2), m) + np.einsum("jk,il->ijkl", np.eye(2), m)
+    np.testing.assert_allclose(np.asarray(jac2), exact2, rtol=1e-12)
+
+
+def test_hessian_is_forward_over_reverse():
+    x = np.linspace(0.1, 1.0, 4)
+    h = cf.hessian(lambda v: np.sum(v ** 3) + v[0] * v[1])(x)
+    exact = np.diag(6 * x)
+    exact[0, 1] = exact[1, 0] = 1.0
+    np.testing.assert_allclose(np.asarray(h), exact, rtol=1e-12)
+
+
+def test_integer_inputs_are_never_differentiated():
+    with pytest.raises(TypeError, match="only floating-point inputs"):
+        cf.grad(lambda n: np.sum(n * 2.0))(np.arange(3))
+    with pytest.raises(ValueError, match="scalar output"):
+        cf.grad(np.sin)(X)
+    with pytest.raises(cf.UnsupportedError, match="complex"):
+        cf.grad(lambda z: np.abs(z).sum())(X + 1j)
+
+
+def test_autodiff_reverse_with_active_and_duplicated_shadows():
+    x, y, dy = np.arange(3.0), np.full(3, 2.0), np.ones(3)
+    (derivs,) = cf.autodiff(cf.Reverse, lambda a, b: np.sum(a * a * b), cf.Active(x), cf.Duplicated(y, dy))
+    np.testing.assert_allclose(np.asarray(derivs[0]), 2 * x * y)
+    assert derivs[1] is None
+    np.testing.assert_allclose(dy, 1 + x * x)  # the shadow accumulates
+
+
+def test_autodiff_shadow_of_an_overwritten_array():
+    def fill(a, out):
+        out[:] = a ** 2
+    x, dx = np.arange(3.0), np.zeros(3)
+    out, dout = np.zeros(3), np.ones(3)
+    cf.autodiff(cf.Reverse, fill, cf.Duplicated(x, dx), cf.Duplicated(out, dout))
+    np.testing.assert_allclose(out, x ** 2)
+    np.testing.assert_allclose(dx, 2 * x)
+    np.testing.assert_allclose(dout, 0.0)
+    out2, tangent = np.zeros(3), np.zeros(3)
+    cf.autodiff(cf.Forward, fill, cf.Duplicated(x, np.ones(3)), cf.Duplicated(out2, tangent))
+    np.testing.assert_allclose(tangent, 2 * x)
+
+
+def test_autodiff_forward_modes():
+    x = np.arange(3.0)
+    (t,) = cf.autodiff(cf.Forward, lambda a: np.sum(a ** 2), cf.Duplicated(x, np.ones(3)))
+    assert np.isclose(float(np.asarray(t)), 2 * x.sum())
+    tangents, primal = cf.autodiff(cf.ForwardWithPrimal, np.sin, cf.BatchDuplicated(x, (np.ones(3), 2 * np.ones(3))))
+    np.testing.assert_allclose(np.asarray(primal), np.sin(x))
+    np.testing.assert_allclose(np.asarray(tangents[1]), 2 * np.cos(x))
+    with pytest.raises(cf.TracingError, match="reverse mode"):
+        cf.autodiff(cf.Forward, np.sin, cf.Active(x))
+
+
+def test_custom_jvp_and_stop_gradient():
+    @cf.custom_jvp
+    def clipped_log(x):
+        return np.log(np.maximum(x, 1e-3))
+
+    @clipped_log.defjvp
+    def _(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        return clipped_log(x), dx / x  # deliberately not the clipped derivative
+    x = np.array([0.5, 2.0, 1e-4])
+    g = cf.grad(lambda v: np.sum(clipped_log(v)))(x)
+    np.testing.assert_allclose(np.asarray(g), 1 / x)
+    np.testing.assert_allclose(clipped_log(x), np.log(np.maximum(x, 1e-3)))  # plain NumPy outside
+    g2 = cf.grad(lambda v: np.sum(v * cf.stop_gradient(v)))(x)
+    np.testing.assert_allclose(np.asarray(g2), x)
+
+
+def test_reverse_mode_needs_a_bound_on_data_dependent_loops():
+    def newton(a):
+        x = a.copy()
+        while np.abs(x * x - a).max() > 1e-10:
+            x = 0.5 * (x + a / x)
+        return np.sum(x)
+    a = np.array([2.0, 3.0, 5.0])
+    with pytest.raises(cf.UnsupportedError, match="max_iterations"):
+        cf.grad(newton)(a)
+    g = cf.jit(cf.grad(newton), max_iterations=40)(a)
+    np.testing.assert_allclose(np.asarray(g), 0.5 / np.sqrt(a), rtol=1e-8)
+    _, tangent = cf.jvp(newton, (a,), (np.ones(3),))  # forward mode needs no bound
+    assert np.isclose(float(np.asarray(tangent)), np.sum(0.5 / np.sqrt(a)))
+
+
+def test_second_derivatives_through_a_custom_rule_are_refused_clearly():
+    with pytest.raises(cf.UnsupportedError, match="custom derivative rule"):
+        cf.hessian(np.linalg.det)(np.eye(3) * 2.0)
