@@ -94,3 +94,11 @@ def test_errors_in_converted_code_name_the_user_line():
     with pytest.raises(ValueError, match="could not broadcast") as info:
         cf.jit(f)(np.ones(4))
     assert "test_convert.py" in str(info.value) and "out[:] = x" in str(info.value)
+
+
+def test_default_values_come_from_the_definition_not_the_converted_copy():
+    def make(scale):
+        return lambda a, scale=scale, *, shift=scale + 1: a * scale + shift
+    fn = make(3.0)
+    x = np.arange(3.0)
+    np.testing.assert_allclose(np.asarray(cf.jit(fn)(x)), fn(x))

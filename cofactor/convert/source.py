@@ -83,6 +83,10 @@ def _compile_factory(fn):
     if not isinstance(node, ast.Lambda):
         convert_control_flow(node)
     node = _RouteCalls().visit(node)
+    # Default values were evaluated where the function was defined; ``convert`` copies them over,
+    # so the factory must not evaluate them again (the names they use may not exist there).
+    node.args.defaults = [ast.Constant(None) for _ in node.args.defaults]
+    node.args.kw_defaults = [None if d is None else ast.Constant(None) for d in node.args.kw_defaults]
     if isinstance(node, ast.Lambda):
         body = [ast.Return(node)]
     else:
