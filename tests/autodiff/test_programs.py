@@ -106,3 +106,12 @@ def test_diagonal_gradient_is_optimized_away():
     assert all("batching_dims" in line for line in hlo.splitlines() if "dot_general" in line), hlo
     g = np.asarray(cf.grad(diagonal_example)(v, a, x))
     np.testing.assert_allclose(g, np.sum(2 * (v[:, None] * a + x) * a, axis=1), rtol=1e-10)
+
+
+def test_checkpointed_loop_gradient():
+    h, w, xs = RNG.standard_normal(3), 0.5 * RNG.standard_normal((3, 3)), RNG.standard_normal((20, 3))
+    plain = np.asarray(cf.grad(recurrent, argnums=1)(h, w, xs))
+    for checkpoint in (True, 4):
+        compiled = cf.jit(cf.grad(recurrent, argnums=1), checkpoint=checkpoint)
+        assert "enzyme.enable_checkpointing" in compiled.lower(h, w, xs).raw_mlir
+        np.testing.assert_allclose(np.asarray(compiled(h, w, xs)), plain, rtol=1e-10)
