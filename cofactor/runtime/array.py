@@ -21,11 +21,12 @@ def _transfer(device):
     from jaxlib import _jax
 
     sharding = SingleDeviceSharding(device)
+    aval_of = functools.lru_cache(maxsize=256)(core.ShapedArray)  # building one costs as much as the copy
 
     def put(array: np.ndarray):
-        aval = core.ShapedArray(array.shape, array.dtype)
         # committed, always a copy (later host writes must not show), no narrowing of 64-bit types
-        return _jax.batched_device_put(aval, sharding, [array], [device], True, True, enable_x64=True)
+        return _jax.batched_device_put(aval_of(array.shape, array.dtype), sharding, [array], [device], True, True,
+                                       enable_x64=True)
     return put
 
 
