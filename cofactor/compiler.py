@@ -6,6 +6,7 @@ passes -> XLA -> runtime); each step lives in its own layer.
 from __future__ import annotations
 
 import functools
+import time
 import warnings
 
 import numpy as np
@@ -21,7 +22,7 @@ from .tracing.state import STATEFUL_TYPES
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
-_PIPELINES = {True: "curated", "upstream": "upstream", False: "none"}
+_PIPELINES = {True: "curated", "auto": "curated", "upstream": "upstream", False: "none"}
 
 
 class OptimizationWarning(UserWarning):
@@ -49,7 +50,7 @@ def _pipeline_kind(optimize) -> str:
     try:
         return _PIPELINES[optimize]
     except (KeyError, TypeError):
-        raise ValueError(f"optimize must be True, False or 'upstream', not {optimize!r}") from None
+        raise ValueError(f"optimize must be True, False, 'auto' or 'upstream', not {optimize!r}") from None
 
 
 def optimize_mlir(text: str, optimize=True, differentiate=False) -> str:
@@ -151,7 +152,7 @@ def _write_back(arg, buffer):
 class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
-    def __init__(self, fn, args, kwargs=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL,
+    def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=statements.DEFAULT_UNROLL,
                  max_iterations=None, checkpoint=None):
         kwargs = kwargs or {}
         self.fn = fn
@@ -161,11 +162,47 @@ class Compiled:
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize, differentiates(self.raw_mlir))
         self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)
+        self._rival = self._compile_rival() if optimize == "auto" else None
         self._out_avals = [(t.shape, t.dtype.str) for t in self.trace.out_types]
         self._single_output = self.trace.out_treedef.kind == "leaf"
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
         self._host_inputs = self.trace.host_inputs
+
+    def _compile_rival(self):
+        """optimize="auto": the program from the pipeline with the patterns that help some programs
+        and hurt others (pipelines.TRIED_BY_AUTO), when it differs; None otherwise.  A function
+        with cf.print is not tried twice (it would print)."""
+        raw = self.raw_mlir
+        if "cofactor_print" in raw or "stablehlo.while" not in raw or "dynamic_update_slice" not in raw:
+            return None  # cf.print would print twice; the loop rewrites need a loop updating slices
+        try:
+            mlir = runner.run(raw, "curated+loops", differentiates(raw))
+            if mlir == self.mlir:
+                return None
+            return mlir, Executable(mlir, self.trace.module.functions[0].result_types)
+        except CompilationError:
+            return None
+
+    def _keep_faster(self, buffers):
+        """Run both programs on the first call's arguments (the second run of each is timed) and
+        keep the faster one.  Arguments the function updates are donated, so those runs get copies."""
+        (mlir, rival), self._rival = self._rival, None
+
+        def arguments():
+            if not self._writebacks:
+                return buffers
+            return [self.executable.to_buffer(np.asarray(b)) for b in buffers]
+        seconds = []
+        for executable in (self.executable, rival):
+            executable(arguments())
+            copies = arguments()
+            start = time.perf_counter()
+            for out in executable(copies):
+                out.block_until_ready()
+            seconds.append(time.perf_counter() - start)
+        if seconds[1] < seconds[0]:
+            self.mlir, self.executable = mlir, rival
 
     @property
     def is_pure(self) -> bool:
@@ -174,6 +211,8 @@ class Compiled:
 
     def call_pure(self, arrays):
         """The hot path: ConcreteArray arguments only, and an ``is_pure`` function."""
+        if self._rival is not None:
+            self._keep_faster([a.buffer for a in arrays])
         outputs = self.executable([a.buffer for a in arrays])
         if self._single_output:
             return ConcreteArray(outputs[0], self._out_avals[0])
@@ -188,6 +227,8 @@ class Compiled:
         if self._host_inputs:
             leaves = flatten((args, kwargs))[0]
             buffers += [to_buffer(h.fetch(leaves)) for h in self._host_inputs]
+        if self._rival is not None:
+            self._keep_faster(buffers)
         outputs = self.executable(buffers)
         for k, j in self._writebacks:
             _write_back(arrays[k], outputs[j])
@@ -205,7 +246,7 @@ class Compiled:
         return self.executable.hlo_text()
 
 
-def compile(fn, *args, optimize=True, unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
+def compile(fn, *args, optimize="auto", unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
             **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
     return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
@@ -248,7 +289,7 @@ class JitFunction:
         return self.cache[key]
 
 
-def jit(fn=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
+def jit(fn=None, *, optimize="auto", unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
@@ -256,7 +297,12 @@ def jit(fn=None, *, optimize=True, unroll=statements.DEFAULT_UNROLL, max_iterati
     ``max_iterations``: while loops with a traced condition run exactly this many iterations,
     keeping their state once the condition is false (a static trip count, for reverse-mode
     autodiff); iterations beyond it are not run. ``checkpoint``: True or a period N puts Enzyme's
-    checkpointing attributes on the emitted while loops."""
+    checkpointing attributes on the emitted while loops.
+
+    ``optimize``: "auto" (the default) compiles the curated pipeline and, when it gives another
+    program, the curated pipeline with the loop rewrites that help some programs and hurt others
+    (passes/pipelines.py, TRIED_BY_AUTO); the first call runs both and keeps the faster.  True:
+    the curated pipeline only; "upstream": Enzyme-JAX's pipeline unmodified; False: none."""
     options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint}
     if fn is None:
         return lambda f: JitFunction(f, **options)

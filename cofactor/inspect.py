@@ -14,6 +14,6 @@ def code_hlo(fn, *args, optimize=True, **kwargs) -> str:
     return optimize_mlir(raw, optimize, differentiates(raw))
 
 
-def code_xla(fn, *args, optimize=True, **kwargs) -> str:
+def code_xla(fn, *args, optimize="auto", **kwargs) -> str:
     """XLA's optimized HLO module for ``fn`` on these arguments."""
     return Compiled(fn, args, kwargs, optimize=optimize).xla_hlo()

@@ -117,3 +117,23 @@ def test_unhashable_constant_argument():
 def test_non_array_output_is_rejected():
     with pytest.raises(cf.TracingError, match="returned a str"):
         cf.jit(lambda x: "hello")(np.ones(2))
+
+
+def _heat_in_place(u):
+    for _ in range(20):  # rolled: the loop rewrites of optimize="auto" apply to it
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u.sum()
+
+
+def test_auto_optimization_tries_both_programs_on_copies_and_keeps_one():
+    u = np.linspace(0.0, 1.0, 16) ** 2
+    compiled = cf.compile(_heat_in_place, u.copy())
+    assert compiled._rival is not None  # the loop pipeline gives another program here
+    candidates = {compiled.mlir, compiled._rival[0]}
+    mine, numpy_u = u.copy(), u.copy()
+    result = compiled(mine)
+    assert compiled._rival is None and compiled.mlir in candidates
+    np.testing.assert_allclose(np.asarray(result), _heat_in_place(numpy_u), rtol=1e-12)
+    np.testing.assert_allclose(mine, numpy_u, rtol=1e-12)  # updated once, though both programs ran
+    curated = cf.compile(_heat_in_place, u.copy(), optimize=True)
+    assert curated._rival is None

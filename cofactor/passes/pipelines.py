@@ -8,8 +8,18 @@ relative imports, so the worker can load it without importing the package.
 # a measurement on this project's CPU benchmarks (shared/reference/optbench):
 # a pattern is listed only when it makes a program slower or breaks it.
 EXCLUDED_PATTERNS = {
-    "while_dus": "narrows a loop-carried buffer to the updated interior, so XLA copies "
-                 "the whole array every step: jacobi_2d 4.6x, heat_3d 2.8x, fdtd_2d 4.1x slower",
+    # while_dus is why optimize="upstream" beats the default on stencil_1d / stencil_3d: it narrows a
+    # loop-carried buffer to the updated interior and rebuilds the full array from the loop-invariant
+    # input each step.  With one buffer updated in place that wins (XLA cannot fuse the stencil's
+    # slices into an in-place dynamic_update_slice of the buffer they read, so without while_dus it
+    # materializes every slice); with two buffers in turn, XLA copies both whole arrays every step.
+    # Re-enabled alone (benchmarks/programs.py, x optimize=False, medians of 3-5 interleaved runs):
+    # stencil_3d 0.26-0.38x, stencil_1d 0.74-0.82x, but stencil_2d 2.4-2.7x and stencil_grad 0.58-0.59x
+    # (vs 0.53-0.54x without it); no other program changes.  Older suite (optbench): jacobi_2d 4.6x,
+    # heat_3d 2.8x, fdtd_2d 4.1x slower.  The slowdown is while_dus's own: all 525 other patterns
+    # excluded, stencil_2d is still 3.5x.
+    "while_dus": "stencil_2d 2.4-2.7x slower than optimize=False (helps stencil_3d 0.26-0.38x, "
+                 "stencil_1d 0.74-0.82x; see above)",
     "scatter_op_canon": "pass failure ('Pipeline failed') on conv2d_bias / resnet",
     "greedy_while_loop_batch_fission": "pass failure together with broadcastindim_is_reshape (jacobi_1d)",
     "broadcastindim_is_reshape": "pass failure together with greedy_while_loop_batch_fission (jacobi_1d)",
@@ -17,8 +27,14 @@ EXCLUDED_PATTERNS = {
     # slice/concatenate DAG, which XLA's fusion duplicates exponentially: 60 unrolled steps of a
     # 1-D three-point stencil on 2 x f64[32] took 103 s to compile (0.78 s without either, 26 s
     # without the first only, 69 s without the second only; the raw trace: 0.7 s).
-    "dynamic_update_to_concat": "stencil compile blow-up (see above)",
-    "slice_of_dynamic_update": "stencil compile blow-up (see above)",
+    # Re-measured one at a time (enzyme-ad 0.0.16): dynamic_update_to_concat alone helps the loops
+    # of benchmarks/programs.py (stencil_1d 0.64x of optimize=False, stencil_grad 0.45x, against 1.01x
+    # and 0.54x without it; no other program changes), but compiling a 1-D three-point stencil on two
+    # f64[32] updated in turn, with unroll=1000, grows from 0.26 / 0.31 / 1.2 s to 1.7 / 4.5 / 20 s at
+    # 16 / 30 / 60 unrolled steps (8 steps, the default unroll limit: 0.7 s either way).  slice_of_dynamic_update
+    # alone changes only stencil_2d: 4.2x slower.
+    "dynamic_update_to_concat": "stencil compile blow-up (see above): 60 unrolled steps 20 s, not 1.2 s",
+    "slice_of_dynamic_update": "stencil compile blow-up (see above); stencil_2d 4.2x slower than optimize=False",
     "common_compare_expression_rewrite": "wrong answers: rewrites x >= y as not(x < y) when both are "
                                          "computed, which is false for NaN (tests/numpy/test_ufuncs.py)",
     "real_convert_simplify": "pass failure on real-to-complex converts (np.sqrt(f32, dtype=complex128), "
@@ -62,8 +78,13 @@ def _optimization_passes(enzyme_call, propagate, excluded) -> str:
     return "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse,canonicalize," + transform
 
 
+# Excluded patterns that help some programs and hurt others (see their entries): optimize="auto"
+# also compiles the "curated+loops" pipeline, with them enabled, and keeps the faster program.
+TRIED_BY_AUTO = ("while_dus",)
+
+
 def build(enzyme_call, kind: str, differentiate: bool) -> str:
-    """The pipeline text for ``kind`` in {"curated", "upstream", "none"}.
+    """The pipeline text for ``kind`` in {"curated", "curated+loops", "upstream", "none"}.
 
     With ``differentiate`` the Enzyme AD pass sits inside the optimization
     pipeline, so gradients are taken of the optimized program.
@@ -73,7 +94,8 @@ def build(enzyme_call, kind: str, differentiate: bool) -> str:
             return "strip-debuginfo"  # only parses and pretty-prints
         return ",".join(["enzyme-batch", _ENZYME_PASS, "canonicalize", "remove-unnecessary-enzyme-ops",
                          "enzyme-simplify-math", "strip-debuginfo", XLA_SUFFIX])
-    excluded = list(EXCLUDED_PATTERNS) if kind == "curated" else []
+    excluded = {"curated": list(EXCLUDED_PATTERNS), "upstream": [],
+                "curated+loops": [p for p in EXCLUDED_PATTERNS if p not in TRIED_BY_AUTO]}[kind]
     up = _optimization_passes(enzyme_call, 1, excluded)
     if not differentiate:
         return ",".join([up, "strip-debuginfo", XLA_SUFFIX])
