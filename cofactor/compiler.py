@@ -161,15 +161,14 @@ class Compiled:
         self.trace = _trace_user_function(fn, args, kwargs, unroll, max_iterations, checkpoint)
         self.raw_mlir = str(self.trace.module)
         self.mlir = optimize_mlir(self.raw_mlir, optimize, differentiates(self.raw_mlir))
-        self.executable = Executable(self.mlir, self.trace.module.functions[0].result_types)
-        self._rival = self._compile_rival() if optimize == "auto" else None
+        self.executable, self._rival = self._compile(self._rival_mlir() if optimize == "auto" else None)
         self._out_avals = [(t.shape, t.dtype.str) for t in self.trace.out_types]
         self._single_output = self.trace.out_treedef.kind == "leaf"
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
         self._host_inputs = self.trace.host_inputs
 
-    def _compile_rival(self):
+    def _rival_mlir(self):
         """optimize="auto": the program from the pipeline with the patterns that help some programs
         and hurt others (pipelines.TRIED_BY_AUTO), when it differs; None otherwise.  A function
         with cf.print is not tried twice (it would print)."""
@@ -178,11 +177,21 @@ class Compiled:
             return None  # cf.print would print twice; the loop rewrites need a loop updating slices
         try:
             mlir = runner.run(raw, "curated+loops", differentiates(raw))
-            if mlir == self.mlir:
-                return None
-            return mlir, Executable(mlir, self.trace.module.functions[0].result_types)
         except CompilationError:
             return None
+        return None if mlir == self.mlir else mlir
+
+    def _compile(self, rival_mlir):
+        """The executable, and the rival's.  (Compiling them in two threads was slower on two cores:
+        XLA's compile already uses both.)"""
+        types = self.trace.module.functions[0].result_types
+        executable = Executable(self.mlir, types)
+        if rival_mlir is None:
+            return executable, None
+        try:
+            return executable, (rival_mlir, Executable(rival_mlir, types))
+        except CompilationError:
+            return executable, None
 
     def _keep_faster(self, buffers):
         """Run both programs on the first call's arguments (the second run of each is timed) and
