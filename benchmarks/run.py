@@ -108,6 +108,8 @@ def measure(name, quick, budget_s):
     compiled = {column: cf.jit(cf_fn, optimize=optimize) for column, optimize in VARIANTS.items()}
     row = {}
     row["cf_first_ms"], cf_out = first_call_ms(compiled["cofactor"], args["cofactor"]())
+    first, = compiled["cofactor"].cache.values()
+    row["cf_first_split_ms"] = {step: seconds * 1e3 for step, seconds in first.timings.items()}
     jax.clear_caches()  # a first call: nothing from another program that shares the function
     jitted = jax.jit(jax_fn)
     row["jax_first_ms"], jax_out = first_call_ms(jitted, args["jax"]())
@@ -168,6 +170,9 @@ def suite(names, quick):
                if any(key in r for r in steady)}
     print_row("geomean", geomean)
     print("(geomean: of the programs other than dispatch ones)")
+    print("\ncofactor's first call, ms: " + "; ".join(
+        f"{name} " + "/".join(f"{ms:.0f}" for ms in row["cf_first_split_ms"].values())
+        for name, row in rows.items() if "cf_first_split_ms" in row) + "  (trace/passes/xla; the rest runs it)")
     for name, row in rows.items():
         for note in row.get("notes", []):
             print(f"note: {name}: {note}")
