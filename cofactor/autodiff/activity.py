@@ -97,14 +97,11 @@ def _emit(mode, fn, kinds, parts):
 _autodiff = staged(_emit)
 
 
-def _operand_owners(call) -> list:
-    """(argument index, leaf offset in it) of each differentiated operand."""
-    owners = []
-    for k, d in zip(call.positions, call.differentiated):
-        if d:
-            i = call._argument_of(k)
-            owners.append((i, k - call.ranges[i][0]))
-    return owners
+def _shadows(kinds, parts, owner) -> list:
+    """The shadow leaves of one differentiated operand: one, or one per BatchDuplicated shadow."""
+    i, offset = owner
+    shadows = parts[i][1] if kinds[i] is BatchDuplicated else (parts[i][1],)
+    return [flatten(s)[0][offset] for s in shadows]
 
 
 def _write_shadow(shadow, value):
@@ -131,27 +128,24 @@ def _reverse(mode, fn, kinds, parts, primals):
                                        f"{t.shape} and dtype {t.dtype}"))
         rets.append(enzyme.ACTIVE if mode.with_primal else enzyme.ACTIVE_NONEED)
         seeds.append(ops.constant(np.ones((), t.dtype)))
-    owners = _operand_owners(call)
-    operand_of = {pos: j for j, pos in enumerate(_differentiated_positions(call))}
     # An overwritten Duplicated array: its new value is seeded with the shadow's cotangent.
     for arg_index in call.private.updated:
-        j = operand_of.get(arg_index)
-        if j is not None and kinds[owners[j][0]] is Duplicated:
-            i, offset = owners[j]
-            shadow = flatten(parts[i][1])[0][offset]
+        j = call.operand_of.get(arg_index)
+        if j is not None and kinds[call.owners[j][0]] is Duplicated:
             rets.append(enzyme.ACTIVE)
-            seeds += seed_values([shadow], [call.symbol.result_types[len(rets) - 1]], "cf.autodiff")
+            seeds += seed_values(_shadows(kinds, parts, call.owners[j]), [call.symbol.result_types[len(rets) - 1]],
+                                 "cf.autodiff")
         else:
             rets.append(enzyme.CONST)
     primal, grads = call.reverse(rets, seeds)
-    updated = {operand_of.get(k) for k in call.private.updated}
+    updated = {call.operand_of.get(k) for k in call.private.updated}
     derivatives = [None] * len(kinds)
     per_arg: dict = {}
-    for j, ((i, offset), g) in enumerate(zip(owners, grads)):
-        if kinds[i] is Active:
-            per_arg.setdefault(i, []).append(TracedArray(g))
+    for j, (owner, g) in enumerate(zip(call.owners, grads)):
+        if kinds[owner[0]] is Active:
+            per_arg.setdefault(owner[0], []).append(TracedArray(g))
             continue
-        shadow = flatten(parts[i][1])[0][offset]
+        shadow, = _shadows(kinds, parts, owner)
         _write_shadow(shadow, g if j in updated else ops.binary("stablehlo.add", seed_values(
             [shadow], [g.type], "cf.autodiff")[0], g))
     for i, leaves in per_arg.items():
@@ -167,11 +161,6 @@ def _row(v, b: int):
     return ops.reshape(ops.slice(v, [b] + [0] * (v.type.rank - 1), [b + 1, *v.shape[1:]]), v.shape[1:])
 
 
-def _differentiated_positions(call) -> list:
-    """The argument index (into call.arguments) of each differentiated operand."""
-    return [j for j, d in enumerate(call.differentiated) if d]
-
-
 def _forward(mode, fn, kinds, parts, primals):
     if Active in kinds:
         raise located(TracingError("cf.autodiff: Active arguments are for reverse mode; in forward mode pass "
@@ -183,41 +172,31 @@ def _forward(mode, fn, kinds, parts, primals):
     width = widths.pop() if widths else 1
     argnums = tuple(i for i, kind in enumerate(kinds) if kind in (Duplicated, BatchDuplicated))
     call = DifferentiatedCall(fn, primals, {}, argnums, "cf.autodiff", reverse=False)
-    owners = _operand_owners(call)
-    types = call.differentiated_types()
     tangents = []
-    for (i, offset), t in zip(owners, types):
-        shadows = parts[i][1] if kinds[i] is BatchDuplicated else (parts[i][1],)
-        values = [seed_values([flatten(s)[0][offset]], [t], "cf.autodiff")[0] for s in shadows]
+    for owner, t in zip(call.owners, call.differentiated_types()):
+        shadows = _shadows(kinds, parts, owner)
+        values = seed_values(shadows, [t] * len(shadows), "cf.autodiff")
         tangents.append(values[0] if width == 1 else ops.concatenate(
             [ops.reshape(v, (1, *t.shape)) for v in values], 0))
     floating = [np.issubdtype(t.dtype, np.floating) for t in call.out_types]
     rets = [(enzyme.DUP if mode.with_primal else enzyme.DUP_NONEED) if f else
             (enzyme.CONST if mode.with_primal else enzyme.CONST_NONEED) for f in floating]
-    operand_of = {pos: j for j, pos in enumerate(_differentiated_positions(call))}
-    overwritten = [operand_of.get(k) for k in call.private.updated]
+    overwritten = [call.operand_of.get(k) for k in call.private.updated]
     rets += [enzyme.DUP if j is not None else enzyme.CONST for j in overwritten]
     rets += [enzyme.CONST] * (len(call.symbol.result_types) - len(rets))
     results = call.forward(tangents, rets, width)
     call.apply_updates([p for p, _ in results[call.out_count:]])
     for j, (_, tangent) in zip(overwritten, results[call.out_count:]):
         if j is not None:
-            i, offset = owners[j]
-            shadows = parts[i][1] if kinds[i] is BatchDuplicated else (parts[i][1],)
-            for b, s in enumerate(shadows):
-                _write_shadow(flatten(s)[0][offset], tangent if width == 1 else _row(tangent, b))
+            for b, shadow in enumerate(_shadows(kinds, parts, call.owners[j])):
+                _write_shadow(shadow, tangent if width == 1 else _row(tangent, b))
     tree = call.private.out_treedef
     outs = results[:call.out_count]
-    zero = [ops.constant(np.zeros(t.shape, t.dtype)) for t in call.out_types]
 
     def tangent_tree(b):
-        leaves = []
-        for (_, d), z in zip(outs, zero):
-            if d is None:
-                leaves.append(TracedArray(z))
-            else:
-                leaves.append(TracedArray(d if width == 1 else _row(d, b)))
-        return unflatten(tree, leaves)
+        return unflatten(tree, [TracedArray(ops.constant(np.zeros(t.shape, t.dtype)) if d is None else
+                                            d if width == 1 else _row(d, b))
+                                for (_, d), t in zip(outs, call.out_types)])
     derivative = tangent_tree(0) if width == 1 and BatchDuplicated not in kinds else tuple(
         tangent_tree(b) for b in range(width))
     result = (derivative,)

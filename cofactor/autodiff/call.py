@@ -50,13 +50,12 @@ class DifferentiatedCall:
         self.who = who
         self.leaves, self.treedef = flatten((args, kwargs))
         self.argnums, self.single = normalize_argnums(argnums, len(args), who)
-        self.arg_treedefs = [flatten(a)[1] for a in args]
-        self.ranges = []
-        start = 0
+        self.arg_treedefs, self.ranges, start = [], [], 0
         for a in args:
-            stop = start + len(flatten(a)[0])
-            self.ranges.append((start, stop))
-            start = stop
+            arg_leaves, arg_treedef = flatten(a)
+            self.arg_treedefs.append(arg_treedef)
+            self.ranges.append((start, start + len(arg_leaves)))
+            start += len(arg_leaves)
         wanted = {k for i in self.argnums for k in range(*self.ranges[i])}
         for k in sorted(wanted):
             leaf = self.leaves[k]
@@ -69,6 +68,15 @@ class DifferentiatedCall:
         self.arguments = [leaf if isinstance(leaf, TracedArray) else constant(np.asarray(leaf))
                           for leaf in (self.leaves[k] for k in self.positions)]
         self.differentiated = [k in wanted for k in self.positions]
+        # Each differentiated operand, in order: its position among the arguments, and the
+        # (argument index, leaf offset) it comes from.
+        self.operand_of = {}
+        self.owners = []
+        for position, k in enumerate(self.positions):
+            if k in wanted:
+                self.operand_of[position] = len(self.owners)
+                i = self._argument_of(k)
+                self.owners.append((i, k - self.ranges[i][0]))
         with differentiating(reverse):
             self.private = trace_private(self._body(converted(fn)), [a.value.type for a in self.arguments],
                                          getattr(fn, "__name__", "f").strip("<>") or "f")
@@ -143,11 +151,11 @@ class DifferentiatedCall:
     def by_argument(self, per_operand: list):
         """Per-operand values (for the differentiated operands, in order) arranged like
         ``args[argnums]``: one pytree, or a tuple of them."""
-        values = dict(zip([k for k, d in zip(self.positions, self.differentiated) if d], per_operand))
+        values = dict(zip(self.owners, per_operand))
         trees = []
         for i in self.argnums:
             start, stop = self.ranges[i]
-            trees.append(unflatten(self.arg_treedefs[i], [values[k] for k in range(start, stop)]))
+            trees.append(unflatten(self.arg_treedefs[i], [values[i, offset] for offset in range(stop - start)]))
         return trees[0] if self.single else tuple(trees)
 
     def differentiated_types(self) -> list:

@@ -46,8 +46,8 @@ def _traced(values) -> list:
 
 # --- reverse mode ------------------------------------------------------------------------------
 
-def _loss_index(call, has_aux) -> int:
-    """Check the output is a real scalar (or ``(scalar, aux)``); the index of the scalar."""
+def _check_scalar_output(call, has_aux):
+    """The output must be a real scalar (or ``(scalar, aux)``): what grad differentiates."""
     tree = call.private.out_treedef
     if has_aux and not (tree.kind in ("tuple", "list") and len(tree.children) == 2
                         and tree.children[0].kind == "leaf"):
@@ -62,13 +62,12 @@ def _loss_index(call, has_aux) -> int:
                                  f"returned shape {t.shape}"))
     if not is_differentiable_dtype(t.dtype):
         raise located(DTypeError(f"{call.who} needs a real floating-point output; this one returned {t.dtype}"))
-    return 0
 
 
 def _emit_grad(fn, argnums, has_aux, with_value, args, kwargs):
     who = "cf.value_and_grad" if with_value else "cf.grad"
     call = DifferentiatedCall(fn, args, kwargs, argnums, who, reverse=True)
-    _loss_index(call, has_aux)
+    _check_scalar_output(call, has_aux)
     rets = [enzyme.ACTIVE if with_value else enzyme.ACTIVE_NONEED] + [enzyme.CONST] * (call.out_count - 1)
     seed = ops.constant(np.ones((), call.out_types[0].dtype))
     primal, grads = call.reverse(rets, [seed])

@@ -226,9 +226,10 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, br
         counter[0] = i + step
 
     bound = None
-    if in_reverse_mode() and (broke is not None or any(_traced(v) for v in (start, stop))):
+    traced_range = _traced(start) or _traced(stop)
+    if in_reverse_mode() and (broke is not None or traced_range):
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
-        bound = loop_options().get("bound") if any(_traced(v) for v in (start, stop)) else len(range(start, stop, step))
+        bound = loop_options().get("bound") if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
     try:
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all,
