@@ -12,13 +12,12 @@ import warnings
 import numpy as np
 
 from .errors import CompilationError, TracingError, UnsupportedError
-from .convert import statements
 from .convert.calls import converted
 from .runtime.devices import devices
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
-from .tracing.state import STATEFUL_TYPES
+from .tracing.context import DEFAULT_UNROLL, STATEFUL_TYPES, Options
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
@@ -34,11 +33,10 @@ class TraceTimeRandomWarning(UserWarning):
     its numbers became constants of the compiled function."""
 
 
-def _trace_user_function(fn, args, kwargs, unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
+def _trace_user_function(fn, args, kwargs, options: Options = Options()):
     devices()  # jax's first import moves NumPy's global random state: not the user's draw
     before = np.random.get_state()[2]  # the global generator's position
-    with statements.options(unroll, max_iterations, checkpoint):
-        result = trace(converted(fn), args, kwargs)
+    result = trace(converted(fn), args, kwargs, options)
     if np.random.get_state()[2] != before:
         warnings.warn("cofactor: np.random ran at trace time in code it could not convert (no source "
                       "available?); the numbers drawn are now constants of the compiled function",
@@ -152,14 +150,14 @@ def _write_back(arg, buffer):
 class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
-    def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=statements.DEFAULT_UNROLL,
+    def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=DEFAULT_UNROLL,
                  max_iterations=None, checkpoint=None):
         kwargs = kwargs or {}
         self.fn = fn
         self.optimize = optimize
         self.key, _ = signature(args, kwargs)
         start = time.perf_counter()
-        self.trace = _trace_user_function(fn, args, kwargs, unroll, max_iterations, checkpoint)
+        self.trace = _trace_user_function(fn, args, kwargs, Options.of(unroll, max_iterations, checkpoint))
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
         self.mlir = optimize_mlir(self.raw_mlir, optimize, differentiates(self.raw_mlir))
@@ -262,7 +260,7 @@ class Compiled:
         return self.executable.hlo_text()
 
 
-def compile(fn, *args, optimize="auto", unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
+def compile(fn, *args, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
             **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
     return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
@@ -305,7 +303,7 @@ class JitFunction:
         return self.cache[key]
 
 
-def jit(fn=None, *, optimize="auto", unroll=statements.DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
+def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace

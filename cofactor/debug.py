@@ -29,7 +29,7 @@ from .ir import ops
 from .ir.core import Block, insertion_point
 from .pytree import flatten, unflatten
 from .runtime.devices import default_device
-from .tracing import control, state
+from .tracing import context, control
 from .tracing.array import TracedArray
 
 _TARGET = "cofactor_print"
@@ -88,22 +88,22 @@ def _register():
 def _order() -> TracedArray:
     """The print order of the function being traced, made in its body so every scope sees it."""
     def make():
-        with insertion_point(state.entry_block()):
+        with insertion_point(context.current().entry_block()):
             return TracedArray(ops.constant(np.zeros((), np.int32)))
-    return state.per_trace("cf.print order", make)
+    return context.current().per_trace("cf.print order", make)
 
 
 def before_prints():
     """Called before a loop that may print: with the print order made before it, the loop carries
     it from the start instead of finding it in its body (which would trace the body again)."""
-    if state.is_tracing():
+    if context.is_tracing():
         _order()
 
 
 def print(*values, sep=" ", end="\n", file=None, flush=False):
     """Print ``values`` as ``print`` does; inside a compiled function, when it runs (once per
     iteration inside a loop, only if taken inside a branch), with the arrays' run-time values."""
-    if not state.is_tracing():
+    if not context.is_tracing():
         builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         return
     platform = default_device().platform
@@ -115,7 +115,7 @@ def print(*values, sep=" ", end="\n", file=None, flush=False):
     printer = _Printer(treedef, leaves, sep, end, file, flush)
     key = next(_keys)
     _printers[key] = printer
-    state.current_module().keepalive.append(printer)
+    context.current().module.keepalive.append(printer)
     order = _order()
     operands = [order.value] + [x.value for x in leaves if isinstance(x, TracedArray)]
 

@@ -33,6 +33,12 @@ class CompilationError(CofactorError):
         super().__init__(text)
 
 
+class UnrolledLoopWarning(UserWarning):
+    """A loop with a static trip count could not stay one rolled loop (its body needs the loop
+    variable as a Python number, or changes a variable's shape), so it was unrolled: traced once
+    per iteration, after one failed attempt to trace it rolled."""
+
+
 class TracingError(CofactorError):
     """A mistake or unsupported construct found while tracing the user's function."""
 

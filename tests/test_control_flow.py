@@ -450,7 +450,7 @@ def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace():
         buffers = [np.zeros(3)]  # an array no loop variable names
         acc = np.zeros(3)
         for i in range(x.shape[0]):
-            log.append(i)
+            log.append("iteration")  # a Python value: a side effect at trace time
             buffers[0][i % 3] += x[i]
             scratch = np.zeros(3)  # made and written in the body: not carried
             scratch[0] = x[i]
@@ -464,7 +464,7 @@ def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace():
     def widening(x):
         total = 0  # an int the body turns into a float: the body is traced again as float64
         for i in range(x.shape[0]):
-            log.append(i)
+            log.append("iteration")
             total = total + x[i]
         return total
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..convert.calls import converted
-from ..tracing import derivatives, state
+from ..tracing import context, derivatives
 
 
 class custom_jvp(derivatives.custom_jvp):
@@ -16,7 +16,7 @@ class custom_jvp(derivatives.custom_jvp):
     """
 
     def _callables(self):
-        if not state.is_tracing():
+        if not context.is_tracing():
             return self.fn, self.rule
         return converted(self.fn), self.rule and converted(self.rule)
 

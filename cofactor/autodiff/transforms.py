@@ -17,7 +17,7 @@ from ..convert.calls import converted
 from ..errors import DTypeError, ShapeError, TracingError, located
 from ..ir import ops
 from ..pytree import flatten, unflatten
-from ..tracing import state
+from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiable_dtype
 from ..tracing.function import trace_private
@@ -31,7 +31,7 @@ def staged(emit):
     """``emit(*args)`` in the program being traced; outside tracing, a compiled program of it."""
     @functools.wraps(emit)
     def run(*args):
-        if state.is_tracing():
+        if context.is_tracing():
             return emit(*args)
         program = _programs.get(emit)
         if program is None:
@@ -147,7 +147,7 @@ _call, _vjp = staged(_emit_call), staged(_emit_vjp)
 def vjp(fn, *primals, has_aux=False):
     """``(fn(*primals), vjp_fn)``, where ``vjp_fn(cotangent)`` gives the tuple of cotangents of
     the primals; with ``has_aux``, ``(output, vjp_fn, aux)``."""
-    if state.is_tracing():
+    if context.is_tracing():
         call = DifferentiatedCall(fn, primals, {}, tuple(range(len(primals))), "cf.vjp", reverse=True)
         _differentiated_outputs(call, has_aux)
         out, aux = _split_aux(call, has_aux, _traced(call.call()))

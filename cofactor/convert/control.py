@@ -72,6 +72,14 @@ def assigned_names(nodes) -> list:
     return list(dict.fromkeys(n for n in names if not n.startswith(generated)))
 
 
+def rebound_names(nodes) -> list:
+    """The names these statements bind to a new object (``x = ...``, not only ``x += ...``)."""
+    augmented = {id(n.target) for n in _walk_scope(nodes) if isinstance(n, ast.AugAssign)}
+    names = [n.id for n in _walk_scope(nodes) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+             and id(n) not in augmented]
+    return list(dict.fromkeys(names))
+
+
 def _escape(nodes):
     """The first statement by which control can leave these statements other than by falling
     through (a return, yield, await, global or nonlocal, or a break / continue of a loop around
@@ -114,6 +122,10 @@ def _state_functions(prefix, names):
     setter = _function(f"{prefix}_set", [values], [ast.Assign(
         [ast.Tuple([_name(n, ast.Store) for n in names], ast.Store())], _name(values))] if names else [], names)
     return getter, setter
+
+
+def _constants(names):
+    return ast.Tuple([ast.Constant(n) for n in names], ast.Load())
 
 
 def _calls_print(nodes) -> bool:
@@ -252,7 +264,7 @@ def _why(nodes, escape, names, around) -> str:
     compiled, for the error a traced condition raises; ``around``: the try statement whose finally
     block holds them, if any."""
     if names is None:
-        return "it assigns a variable declared global or nonlocal, which compiled code cannot change"
+        return "it assigns a variable declared global, which compiled code cannot change"
     kind = "yield from" if isinstance(escape, ast.YieldFrom) else type(escape).__name__.lower()
     if isinstance(escape, (ast.Yield, ast.YieldFrom, ast.Await)):
         return (f"it contains a {kind} (line {escape.lineno}): a generator or coroutine cannot branch or loop on "
@@ -373,7 +385,7 @@ class ControlFlow(ast.NodeTransformer):
         then = _function(f"{p}_then", [], node.body, names)
         orelse = _function(f"{p}_else", [], node.orelse, names)
         call = self._call("if_", [node.test, _name(then.name), _name(orelse.name), _name(getter.name),
-                                  _name(setter.name), ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+                                  _name(setter.name), _constants(names),
                                   ast.Constant(node.lineno)], node)
         return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
@@ -404,6 +416,7 @@ class ControlFlow(ast.NodeTransformer):
         brk, before = self._exit_flags(node)
         after = self._else_block(node, brk)
         names = self._names([node.body])
+        rebound = rebound_names(node.body)
         escape = _escape(node.body)
         self.generic_visit(node)
         if names is None or escape:
@@ -413,14 +426,14 @@ class ControlFlow(ast.NodeTransformer):
         cond = _function(f"{p}_cond", [], [ast.Return(node.test)], [])
         body = _function(f"{p}_body", [], node.body, names)
         call = self._call("while_", [_name(cond.name), _name(body.name), _name(getter.name), _name(setter.name),
-                                     ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
-                                     ast.Constant(node.lineno)], node)
+                                     _constants(names), ast.Constant(node.lineno), _constants(rebound)], node)
         return before + [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call] + after
 
     def visit_For(self, node):
         brk, before = self._exit_flags(node)
         after = self._else_block(node, brk)
         names = self._names([node.body, [ast.Assign([node.target], ast.Constant(None))]])
+        rebound = rebound_names(node.body + [ast.Assign([node.target], ast.Constant(None))])
         escape = _escape(node.body)
         if names is None or escape:
             self.generic_visit(node)
@@ -436,15 +449,16 @@ class ControlFlow(ast.NodeTransformer):
         iterable = _traced_range(node.iter) if _is_range(node.iter) else node.iter  # may have traced bounds
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
-                                   ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
-                                   ast.Constant(node.lineno), stop], node)
+                                   _constants(names), ast.Constant(node.lineno), stop, _constants(rebound)], node)
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
 
 
 def convert_control_flow(function_node):
     """Rewrite the control flow of a FunctionDef in place (its nested functions included)."""
     _rewrite_returns(function_node)
-    global_names = [n for s in ast.walk(function_node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names]
+    # Variables declared global cannot be carried (a nonlocal one can: the converted function
+    # shares the closure cells of the original, and its helpers declare it nonlocal in turn).
+    global_names = [n for s in _walk_scope(function_node.body) if isinstance(s, ast.Global) for n in s.names]
     transformer = ControlFlow(global_names)
     function_node.body = transformer._visit_all(function_node.body)
     if transformer.bound:

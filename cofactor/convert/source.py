@@ -13,6 +13,7 @@ import inspect
 import os
 import sysconfig
 import textwrap
+import threading
 import types
 
 from .control import RUNTIME, convert_control_flow
@@ -103,26 +104,40 @@ def _compile_factory(fn):
     return namespace[_FACTORY]
 
 
-_factories: dict = {}  # code object -> compiled factory (None: not convertible)
+# code object -> [(globals, factory)]: equal code in two modules (or in a module reloaded with the
+# same text) is converted once per module, so each conversion calls its own module's helpers.
+_factories: dict = {}
+_lock = threading.Lock()
+
+
+def _factory(fn):
+    """The compiled factory of ``fn`` (None: not convertible), cached per code and module."""
+    with _lock:
+        entries = _factories.setdefault(fn.__code__, [])
+        for module_globals, factory in entries:
+            if module_globals is fn.__globals__:
+                return factory
+        factory = _compile_factory(fn)
+        entries.append((fn.__globals__, factory))
+        return factory
 
 
 def convert(fn, runtime):
     """``fn`` with its calls and control flow routed through ``runtime``; ``fn`` itself if it
-    cannot be converted."""
+    cannot be converted.  The converted function shares ``fn``'s closure cells, so a ``nonlocal``
+    it assigns is the variable of the function around it, as in Python."""
     if not is_user_function(fn):
         return fn
-    if fn.__code__ not in _factories:
-        _factories[fn.__code__] = _compile_factory(fn)
-    factory = _factories[fn.__code__]
+    factory = _factory(fn)
     if factory is None:
         return fn
-    try:
-        free = [cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ())
-                if name != RUNTIME]
-    except ValueError:  # a closure variable not yet assigned
-        return fn
-    new = factory(runtime, *free)
-    new.__defaults__, new.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    made = factory(runtime, *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
+    own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
+    closure = tuple(own[name] if name == RUNTIME else cells[name] for name in made.__code__.co_freevars)
+    new = types.FunctionType(made.__code__, made.__globals__, made.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
     return new
 
 

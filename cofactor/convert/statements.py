@@ -2,49 +2,21 @@
 or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
-import contextlib
 import sys
-import threading
-import types
+import warnings
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, UnsupportedError, located
-from ..tracing import control, state
+from ..errors import ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, located
+from ..tracing import context, control
+from ..tracing.heap import Scope
 from ..tracing.array import TracedArray
-from ..tracing.derivatives import in_reverse_mode
-
-_settings = threading.local()
-DEFAULT_UNROLL = 8
+from ..tracing.context import in_reverse_mode
 
 
-def unroll_limit() -> int:
-    """Static loops of at most this many iterations run as Python (unrolled); longer ones are traced
-    as one stablehlo.while (set per compiled function with ``cf.jit(f, unroll=...)``)."""
-    return getattr(_settings, "unroll", DEFAULT_UNROLL)
-
-
-def loop_options() -> dict:
-    """How traced while loops are emitted: ``bound`` (a static maximum trip count) and
-    ``attributes`` (Enzyme's checkpointing attributes)."""
-    return getattr(_settings, "loops", {})
-
-
-@contextlib.contextmanager
-def options(unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
-    """The loop options of ``cf.jit`` while one function is traced."""
-    attributes = {}
-    if checkpoint:
-        attributes["enzyme.enable_checkpointing"] = "true"
-        if checkpoint is not True:
-            attributes["enzyme.checkpoint_period"] = f"{int(checkpoint)} : i64"
-    previous = unroll_limit(), loop_options()
-    _settings.unroll = unroll
-    _settings.loops = {"bound": max_iterations, "attributes": attributes or None}
-    try:
-        yield
-    finally:
-        _settings.unroll, _settings.loops = previous
+def _options():
+    """How loops are traced (cf.jit's unroll, max_iterations and checkpoint options)."""
+    return context.current().options
 
 
 unset = control.UNBOUND  # the pending return value before any return statement ran
@@ -66,28 +38,6 @@ def _traced(x) -> bool:
     return isinstance(x, TracedArray)
 
 
-def _roots(frame_locals) -> list:
-    """The arrays (their bases, for views) the user function's local variables hold, also in lists,
-    tuples, dicts and attributes of objects (``self.u``), and the trace's own (cf.print's order): a
-    loop carries them all, so that one it writes does not have to be found by tracing it again."""
-    roots, seen = {}, set()
-    stack = [(value, 0) for value in [*frame_locals.values(), *state.trace_objects()]]
-    while stack:
-        value, depth = stack.pop()
-        if id(value) in seen or depth > 3:  # a few levels: large object graphs are not searched
-            continue
-        seen.add(id(value))
-        if isinstance(value, TracedArray):
-            while value.lens is not None:
-                value = value.base
-            roots[id(value)] = value
-        elif isinstance(value, (list, tuple, dict)):
-            stack += [(v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)]
-        elif hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType, types.FunctionType)):
-            stack += [(v, depth + 1) for v in vars(value).values()]
-    return list(roots.values())
-
-
 def _scalar_predicate(x):
     """A traced truth value, read as Python's bool() would read an array."""
     return TracedArray(control.predicate(x))
@@ -97,7 +47,7 @@ def ifexp(test, then, orelse, line):
     """``then() if test else orelse()``; with a traced test, each arm is a branch of a stablehlo.if."""
     if not _traced(test):
         return then() if test else orelse()
-    return control.cond_value(test, then, orelse, line)
+    return control.cond_value(test, then, orelse, Scope(sys._getframe(1)), line)
 
 
 def static(value, message):
@@ -128,17 +78,17 @@ def if_(test, then_fn, else_fn, get, set_, names, line):
     if not _traced(test):
         (then_fn if test else else_fn)()
         return
-    control.cond(test, then_fn, else_fn, names, get, set_, line)
+    control.cond(test, then_fn, else_fn, names, get, set_, Scope(sys._getframe(1), get), line)
 
 
-def while_(cond_fn, body_fn, get, set_, names, line):
+def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
     while True:
         test = cond_fn()
         if _traced(test):
-            roots = _roots(sys._getframe(1).f_locals)
-            options = loop_options()
-            _check_bound(options.get("bound"), f"the while loop at line {line}")
-            control.while_loop(cond_fn, body_fn, names, get, set_, roots, line, **options)
+            options = _options()
+            _check_bound(options.bound, f"the while loop at line {line}")
+            control.while_loop(cond_fn, body_fn, names, get, set_, Scope(sys._getframe(1), get), line, options.attributes,
+                               options.bound, rebinds=rebinds)
             return
         if not test:
             return
@@ -161,24 +111,21 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
-def for_(iterable, body_fn, get, set_, names, line, broke=None):
+def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=()):
     """``broke()`` reads the loop's break flag (None: the loop has no break)."""
-    frame_locals = sys._getframe(1).f_locals
+    loop = (get, set_, names, line, Scope(sys._getframe(1), get), broke, rebinds)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
-        if n > unroll_limit() and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), get, set_, names, line,
-                                          frame_locals, broke):
+        if n > _options().unroll and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop):
             return
         _python_loop((iterable[i] for i in range(n)), body_fn, broke)
         return
     if isinstance(iterable, TracedRange):
-        if not _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line,
-                       frame_locals, broke, fallback=False):
+        if not _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False):
             raise TracingError(f"the loop at line {line} over a traced range could not be traced")
         return
-    if isinstance(iterable, range) and len(iterable) > unroll_limit():
-        if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, get, set_, names, line, frame_locals,
-                   broke):
+    if isinstance(iterable, range) and len(iterable) > _options().unroll:
+        if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop):
             return
     _python_loop(iterable, body_fn, broke)
 
@@ -199,7 +146,7 @@ def _python_loop(iterable, body_fn, broke):
                 return
 
 
-def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, broke=None, fallback=True) -> bool:
+def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, fallback=True) -> bool:
     """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter traced.
 
     With ``fallback`` (a static range), a body that needs ``i`` as a Python number (``range(i)``, a
@@ -229,14 +176,19 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, frame_locals, br
     traced_range = _traced(start) or _traced(stop)
     if in_reverse_mode() and (broke is not None or traced_range):
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
-        bound = loop_options().get("bound") if traced_range else len(range(start, stop, step))
+        bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
     try:
-        control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all,
-                           _roots(frame_locals), line, attributes=loop_options().get("attributes"), bound=bound,
-                           runs=fallback and len(range(start, stop, step)) > 0)
-    except TracingError:
+        control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,
+                           attributes=_options().attributes, bound=bound,
+                           runs=fallback and len(range(start, stop, step)) > 0, rebinds=rebinds)
+    except TracingError as error:
         if not fallback:
             raise
+        reason = str(error).splitlines()[0]
+        warnings.warn_explicit(
+            f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "
+            f"while cofactor tried to keep it one rolled loop) because {reason}", UnrolledLoopWarning,
+            scope.frame.f_code.co_filename, line)
         return False
     return True

@@ -8,7 +8,7 @@ Op builders with shape inference live in ``ops.py``; text output in
 from __future__ import annotations
 
 import contextlib
-import threading
+import contextvars
 
 from .types import TensorType
 
@@ -31,12 +31,17 @@ class Value:
     def dtype(self):
         return self.type.dtype
 
+    @property
+    def block(self):
+        """The block that defines this value (None for a value not yet placed in one)."""
+        return self.owner.block if isinstance(self.owner, Operation) else self.owner
+
     def __repr__(self):
         return f"Value({self.type.mlir()})"
 
 
 class Operation:
-    __slots__ = ("name", "operands", "results", "attributes", "regions", "literal")
+    __slots__ = ("name", "operands", "results", "attributes", "regions", "literal", "block")
 
     def __init__(self, name, operands, result_types, attributes=None, regions=()):
         self.name = name
@@ -48,22 +53,42 @@ class Operation:
         self.attributes = dict(attributes or {})
         self.regions = list(regions)
         self.literal = None  # a constant's value as a NumPy array, for front ends that fold
+        self.block = None  # the block it was built in
 
 
 class Block:
-    """A list of operations with typed arguments; the last op is a terminator."""
+    """A list of operations with typed arguments; the last op is a terminator.
 
-    def __init__(self, arg_types=()):
+    ``parent`` is the block the region holding this one sits in (set when it is first built
+    into): values of the parent chain are visible here, others are not.  ``label`` says what
+    the block is in the user's terms ("the loop at line 12"), for errors."""
+
+    def __init__(self, arg_types=(), label=None):
         self.arguments = [Value(t, self, i) for i, t in enumerate(arg_types)]
         self.operations: list[Operation] = []
+        self.parent = None
+        self.label = label
 
     def append(self, op: Operation) -> Operation:
+        op.block = self
         self.operations.append(op)
         return op
 
+    def sees(self, value: Value) -> bool:
+        """Whether ``value`` is defined in this block or in a block around it."""
+        home, block = value.block, self
+        while block is not None:
+            if block is home:
+                return True
+            block = block.parent
+        return home is None
+
     def add_argument(self, type: TensorType) -> Value:
-        arg = Value(type, self, len(self.arguments))
-        self.arguments.append(arg)
+        return self.insert_argument(len(self.arguments), type)
+
+    def insert_argument(self, position: int, type: TensorType) -> Value:
+        arg = Value(type, self, position)
+        self.arguments.insert(position, arg)
         return arg
 
     def defined_values(self) -> set:
@@ -117,30 +142,83 @@ class Module:
         return print_module(self)
 
 
-_state = threading.local()
+class OutOfScope(Exception):
+    """An operation used a value defined in a block that does not enclose it (``label``: that
+    block, in the user's terms) -- the value escaped the branch or loop that computed it."""
+
+    def __init__(self, label):
+        super().__init__(f"a value computed inside {label or 'another region'} is used outside it")
+        self.label = label
+
+
+class OpBudgetExceeded(Exception):
+    """A trace built more operations than its budget allows."""
+
+
+class Builder:
+    """Where new operations go: a stack of blocks (the innermost is the insertion point), and
+    how many operations were built, against an optional budget.  One builder is active per
+    thread at a time (``building``)."""
+
+    def __init__(self, budget: int | None = None):
+        self.blocks: list[Block] = []
+        self.count = 0
+        self.budget = budget
+
+
+_active: contextvars.ContextVar = contextvars.ContextVar("cofactor_builder", default=None)
+
+
+def active_builder():
+    """The builder of the current thread (None when nothing is being built)."""
+    return _active.get()
+
+
+@contextlib.contextmanager
+def building(builder: Builder):
+    token = _active.set(builder)
+    try:
+        yield builder
+    finally:
+        _active.reset(token)
+
+
+def _builder() -> Builder:
+    builder = _active.get()
+    if builder is None:
+        raise RuntimeError("no insertion point: IR ops can only be built while tracing")
+    return builder
 
 
 def current_block() -> Block:
     """The block new operations go into (set by ``insertion_point``)."""
-    stack = getattr(_state, "blocks", None)
-    if not stack:
+    blocks = _builder().blocks
+    if not blocks:
         raise RuntimeError("no insertion point: IR ops can only be built while tracing")
-    return stack[-1]
+    return blocks[-1]
 
 
 @contextlib.contextmanager
 def insertion_point(block: Block):
-    stack = getattr(_state, "blocks", None)
-    if stack is None:
-        stack = _state.blocks = []
-    stack.append(block)
+    blocks = _builder().blocks
+    if block.parent is None and blocks and block is not blocks[0]:
+        block.parent = blocks[-1]
+    blocks.append(block)
     try:
         yield block
     finally:
-        stack.pop()
+        blocks.pop()
 
 
 def emit(name, operands, result_types, attributes=None, regions=()):
     """Build an operation at the current insertion point and return its results."""
-    op = current_block().append(Operation(name, operands, result_types, attributes, regions))
+    builder = _builder()
+    block = builder.blocks[-1]
+    for v in operands:
+        if isinstance(v, Value) and not block.sees(v):
+            raise OutOfScope(v.block.label)
+    builder.count += 1
+    if builder.budget is not None and builder.count > builder.budget:
+        raise OpBudgetExceeded(builder.count)
+    op = block.append(Operation(name, operands, result_types, attributes, regions))
     return op.results

@@ -298,13 +298,15 @@ def while_loop(init, cond, body, attributes=None) -> list:
     """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
     ``body(*carry)`` the next carry; returns the final carry.
 
-    The body is built first, and may add arguments to its block (``Block.add_argument``) for
+    The body is built first, and may add arguments to its block (``Block.insert_argument``) for
     values it defines before it reads them, such as a variable first assigned in the loop: those
     are carried too, from zeros."""
     body_block = Block([v.type for v in init])
+    given = {id(arg): v for arg, v in zip(body_block.arguments, init)}
     with insertion_point(body_block):
         emit_return(list(body(*body_block.arguments)))
-    init = list(init) + [constant(np.zeros(v.shape, v.dtype)) for v in body_block.arguments[len(init):]]
+    init = [given[id(arg)] if id(arg) in given else constant(np.zeros(arg.shape, arg.dtype))
+            for arg in body_block.arguments]
     types = [v.type for v in init]
     cond_block = Block(types)
     with insertion_point(cond_block):

@@ -187,11 +187,27 @@ def _traced_mask(index):
 @implements("ndarray.__getitem__")
 def getitem(a, index):
     items = index if isinstance(index, tuple) else (index,)
+    if a.scalar:
+        return _index_scalar(a, items)
     if all(_is_basic(item) for item in items):
-        return view(a, basic_lens(a.shape, index))
+        lens = basic_lens(a.shape, index)
+        if not lens.shape and not any(item is Ellipsis for item in items):
+            # Every axis indexed by an integer: NumPy returns a scalar, a copy (a[()] of a 0-d array too).
+            return TracedArray(lens.read(a.value), scalar=True)
+        return view(a, lens)
     if _traced_mask(index) and index.shape == a.shape:
         return MaskedSelection(TracedArray(a.value), index)  # a copy, as advanced indexing makes
     return wrap(_Advanced(a, index).read())  # advanced indexing copies, as in NumPy
+
+
+def _index_scalar(a, items):
+    """Indexing a NumPy scalar: ``s[()]`` is ``s``; ``s[...]``, ``s[None]`` index a new 0-d array;
+    nothing else works."""
+    if items == ():
+        return a
+    if all(item is None or item is Ellipsis for item in items):
+        return getitem(TracedArray(a.value), items)
+    raise IndexError("invalid index to scalar variable.")
 
 
 def _assigned(a, v, shape):

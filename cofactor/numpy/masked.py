@@ -46,6 +46,7 @@ _REDUCTIONS = {np.sum, np.prod, np.max, np.amax, np.min, np.amin, np.any, np.all
 
 class MaskedSelection:
     __array_priority__ = 2000
+    traced_state = True  # control flow looks into it for the arrays it holds
 
     def __init__(self, values, mask):
         self.values, self.mask = values, mask

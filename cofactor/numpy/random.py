@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..ir.types import TensorType
-from ..tracing import state
+from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import constructs
 from ._core import asarray, full, value, wrap
@@ -38,9 +38,18 @@ def _size(size) -> tuple:
 class TracedGenerator:
     """What user code sees in place of a ``numpy.random.Generator``: NumPy's Generator methods,
     drawing from a traced key that each draw advances."""
+    traced_state = True  # control flow looks into it for the arrays it holds
 
     def __init__(self, key):
-        self.key = key
+        self._key = TracedArray(key)  # storage: a draw inside a traced branch or loop is carried like a write
+
+    @property
+    def key(self):
+        return self._key.value
+
+    @key.setter
+    def key(self, value):
+        self._key.value = value
 
     def _bits(self, shape):
         self.key, bits = ops.rng_bit_generator(self.key, shape)
@@ -138,10 +147,10 @@ def _no_out(name, out):
 
 def _generator_argument(generator, index):
     """A Generator passed to a compiled function: a fresh key from it at every call."""
-    return TracedGenerator(state.host_input(_KEY, lambda leaves: _draw_key(leaves[index].bit_generator)))
+    return TracedGenerator(context.current().host_input(_KEY, lambda leaves: _draw_key(leaves[index].bit_generator)))
 
 
-state.STATEFUL_TYPES[np.random.Generator] = _generator_argument
+context.STATEFUL_TYPES[np.random.Generator] = _generator_argument
 
 
 def _seeded_key(seed):
@@ -155,19 +164,19 @@ def _seeded_key(seed):
 @constructs(np.random.default_rng)
 def default_rng(seed=None):
     if seed is None:  # fresh entropy at every call, as NumPy
-        return TracedGenerator(state.host_input(_KEY, lambda leaves: _draw_key(np.random.default_rng().bit_generator)))
+        return TracedGenerator(context.current().host_input(_KEY, lambda leaves: _draw_key(np.random.default_rng().bit_generator)))
     return TracedGenerator(_seeded_key(seed))
 
 
 def _global():
     """The traced stand-in of NumPy's global generator, keyed from it at every call."""
-    return state.per_trace("numpy.random", lambda: TracedGenerator(state.host_input(
+    return context.current().per_trace("numpy.random", lambda: TracedGenerator(context.current().host_input(
         _KEY, lambda leaves: np.random.randint(0, 2 ** 62, size=2).astype(np.uint64))))
 
 
 @constructs(np.random.seed)
 def seed(seed=None):
-    _global().key = _seeded_key(seed) if seed is not None else state.host_input(
+    _global().key = _seeded_key(seed) if seed is not None else context.current().host_input(
         _KEY, lambda leaves: _draw_key(np.random.default_rng().bit_generator))
 
 

@@ -4,38 +4,68 @@ It records every NumPy operation into the IR through NumPy's own protocols
 (``__array_ufunc__`` and ``__array_function__``), so unmodified NumPy code
 runs.  Behaviour comes from the registry in ``dispatch.py``; this class only
 routes operators, methods and properties there.
+
+Names, storage and views, as NumPy has them:
+
+- An *owner* holds the current IR value of its storage (``_value``).  Writing it (``a[...] = v``,
+  ``a += 1``, ``out=``) replaces that value, and every object viewing the owner sees it: a *view*
+  holds its ``base`` and a ``lens`` and reads and writes through them (views.py).  An
+  ``Either`` is an array that is one of several arrays, which one decided at run time (a
+  variable rebound in one branch of a traced ``if`` and updated in place in the other): it
+  reads the chosen one and writes each of them where chosen.
+- A Python name is bound to an object; rebinding it (``s = s + 1``) changes only the name.
+  The converted control flow (control.py) carries both the bindings a region changes and the
+  storage it writes.
+- NumPy scalars and Python numbers are values, not storage: ``scalar`` arrays are immutable
+  (``s -= 1`` rebinds ``s``), and ``weak`` ones stand for Python numbers (NEP 50: their dtype
+  yields to arrays').  0-d arrays made by ``np.zeros(())`` and the like stay mutable.
+- ``serial`` orders creation, so control flow knows which arrays a region made itself;
+  ``stale`` (a message) marks an owner that control flow replaced by a merged copy, after
+  proving no variable it can see still holds it: any later use raises instead of reading
+  a value that is no longer the program's.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from ..errors import ConcretizationError, located
+from ..errors import ConcretizationError, TracingError, located
 from ..ir import ops
 from ..ir.core import Value, current_block
-from . import dispatch
+from . import context, dispatch
+
+_serials = itertools.count()
 
 
-# Open mutation journals (innermost last): control flow records which arrays a branch or a
-# loop body writes, to carry them through the stablehlo.if / stablehlo.while it builds.
-_journals: list = []
+def serial_now() -> int:
+    """A serial later than every array made so far: arrays made from now on have larger ones."""
+    return next(_serials)
 
 
 class TracedArray:
     """A traced array: either the owner of an IR value, or a view (``base`` + ``lens``)
     whose value is read from, and written into, its base."""
 
-    __slots__ = ("_value", "base", "lens", "_read")
+    __slots__ = ("_value", "base", "lens", "_read", "serial", "scalar", "weak", "stale", "mirrored_by", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None):
+    def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None, scalar=False, weak=None):
         self._value = value
         self.base = base  # the array this one is a view of, as in NumPy
         self.lens = lens
-        self._read = None  # (base value, view value) of the last read
+        self._read = None  # (base value, block, view value) of the last read
+        self.serial = next(_serials)
+        self.scalar = scalar  # a NumPy scalar or a Python number: immutable
+        self.weak = weak      # int, float or complex for a Python number (NEP 50 weak), else None
+        self.stale = None
+        self.mirrored_by = None  # the Eithers among whose choices this owner is, that keep a mirror of it
 
     @property
     def value(self) -> Value:
         if self.lens is None:
+            if self.stale is not None:
+                raise located(TracingError(self.stale))
             return self._value
         base_value = self.base.value
         block = current_block()  # a value read inside a branch or function is not visible outside it
@@ -46,26 +76,45 @@ class TracedArray:
     @value.setter
     def value(self, new: Value):
         if self.lens is None:
-            if _journals:
-                _journals[-1].append((self, self._value))
+            if self.stale is not None:
+                raise located(TracingError(self.stale))
+            journals = context.current().journals
+            if journals:
+                journals[-1].append((self, self._value))
             self._value = new
+            if self.mirrored_by:
+                block = current_block()  # an Either whose region has ended is gone
+                self.mirrored_by = [e for e in self.mirrored_by if block.sees(e.selector)]
+                for either in self.mirrored_by:
+                    either.refresh()
         else:
             self.base.value = self.lens.write(self.base.value, new)
 
+    @property
+    def type(self):
+        if self.lens is None:
+            return self._value.type
+        return self.lens.type_of(self.base.type) or self.value.type
+
+    def owners(self) -> list:
+        """The owners whose storage this array reads and writes."""
+        return [self] if self.lens is None else self.base.owners()
+
     # --- static properties ---------------------------------------------------------
-    shape = property(lambda self: self.value.shape)
-    dtype = property(lambda self: self.value.dtype)
-    ndim = property(lambda self: self.value.type.rank)
-    size = property(lambda self: self.value.type.size)
-    itemsize = property(lambda self: self.value.dtype.itemsize)
-    nbytes = property(lambda self: self.value.type.size * self.value.dtype.itemsize)
+    shape = property(lambda self: self.type.shape)
+    dtype = property(lambda self: self.type.dtype)
+    ndim = property(lambda self: self.type.rank)
+    size = property(lambda self: self.type.size)
+    itemsize = property(lambda self: self.type.dtype.itemsize)
+    nbytes = property(lambda self: self.type.size * self.type.dtype.itemsize)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
     real = property(lambda self: np.real(self), lambda self, v: np.real(self).__setitem__(Ellipsis, v))
     imag = property(lambda self: np.imag(self), lambda self, v: _set_imag(self, v))
 
     def __repr__(self):
-        return f"TracedArray(shape={self.shape}, dtype={self.dtype})"
+        kind = "Python number" if self.weak else "scalar" if self.scalar else "TracedArray"
+        return f"{kind}(shape={self.shape}, dtype={self.dtype})"
 
     def __len__(self):
         if not self.shape:
@@ -79,10 +128,13 @@ class TracedArray:
 
     # --- NumPy protocols ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return dispatch.call_ufunc(ufunc, method, inputs, kwargs)
+        first = serial_now()
+        return _as_scalars(dispatch.call_ufunc(ufunc, method, inputs, kwargs), first)
 
     def __array_function__(self, func, types, args, kwargs):
-        return dispatch.call_function(func, args, kwargs)
+        first = serial_now()
+        result = dispatch.call_function(func, args, kwargs)
+        return result if func in ARRAY_RESULTS else _as_scalars(result, first)
 
     def __array__(self, dtype=None, copy=None):
         raise located(ConcretizationError(
@@ -130,31 +182,154 @@ class TracedArray:
         return dispatch.call_method("__getitem__", (self, index), {})
 
     def __setitem__(self, index, value):
+        if self.scalar:
+            name = self.weak.__name__ if self.weak else f"numpy.{self.dtype.type.__name__}"
+            raise located(TypeError(f"'{name}' object does not support item assignment"))
         return dispatch.call_method("__setitem__", (self, index, value), {})
 
 
+class Journal:
+    """Records the owners written while it is open, each with its value before the first write
+    (control flow carries what a branch or a loop body writes)."""
+
+    def __enter__(self):
+        self.entries = []
+        context.current().journals.append(self.entries)
+        return self
+
+    def __exit__(self, *exc):
+        context.current().journals.pop()
+
+    def written(self) -> list:
+        """(owner, value before) of each owner written, in the order of their first writes."""
+        first = {}
+        for owner, old in self.entries:
+            first.setdefault(id(owner), (owner, old))
+        return list(first.values())
+
+
+class Either(TracedArray):
+    """An array that is one of ``choices`` (arrays of one shape and dtype), which one given at
+    run time by ``selector`` (an int32 scalar Value): what a variable holds after a branch
+    that binds it to different arrays, when another variable may still see one of them.
+    Reading it reads the chosen one; writing it writes each choice where it is the chosen one,
+    so every alias sees what NumPy would show it.
+
+    ``mirror``: the index of a choice made for this Either (no one else holds it) that always
+    holds the chosen array's value: reads take it, no select needed.  Writes keep it so, and a
+    write to another choice from elsewhere refreshes it."""
+
+    __slots__ = ("selector", "choices", "mirror", "_writing")
+
+    def __init__(self, selector: Value, choices, mirror=None):
+        super().__init__(None)
+        self.selector = selector
+        self.choices = list(choices)
+        self.mirror = mirror
+        self._writing = False
+        if mirror is not None:
+            for k, choice in enumerate(self.choices):
+                for owner in choice.owners() if k != mirror else ():
+                    owner.mirrored_by = (owner.mirrored_by or []) + [self]
+
+    def _chosen(self, k: int, shape) -> Value:
+        index = ops.constant(np.array(k, np.int32))
+        return ops.broadcast_in_dim(ops.compare(self.selector, index, "EQ"), shape, ())
+
+    def _selected(self) -> Value:
+        reads = [c.value for c in self.choices]
+        result = reads[-1]
+        for k in range(len(reads) - 2, -1, -1):
+            result = ops.select(self._chosen(k, result.shape), reads[k], result)
+        return result
+
+    @property
+    def value(self) -> Value:
+        if self.mirror is not None:
+            return self.choices[self.mirror].value
+        reads = [c.value for c in self.choices]
+        block = current_block()
+        if self._read is None or self._read[0] != reads or self._read[1] is not block:
+            self._read = (reads, block, self._selected())
+        return self._read[2]
+
+    @value.setter
+    def value(self, new: Value):
+        self._writing = True
+        try:
+            for k, choice in enumerate(self.choices):
+                choice.value = new if k == self.mirror else ops.select(self._chosen(k, new.shape), new, choice.value)
+        finally:
+            self._writing = False
+
+    def refresh(self):
+        """One of the choices was written from elsewhere: the mirror takes the chosen value again."""
+        if not self._writing:
+            self.choices[self.mirror].value = self._selected()
+
+    @property
+    def type(self):
+        return self.choices[0].type
+
+    def owners(self) -> list:
+        return [owner for c in self.choices for owner in c.owners()]
+
+
+_PYTHON_TYPES = {"i": int, "u": int, "f": float, "c": complex}  # dtype kind -> Python number type
+
+
+def is_python_number(x) -> bool:
+    """A Python int, float or complex, or a traced stand-in for one (NEP 50 weak)."""
+    return type(x) in (int, float, complex) or isinstance(x, TracedArray) and x.weak is not None
+
+
+def _as_python_number(result):
+    """``result`` (a fresh traced scalar) as a Python number of its dtype's kind."""
+    if isinstance(result, tuple):
+        return tuple(_as_python_number(r) for r in result)
+    result.weak = _PYTHON_TYPES.get(result.dtype.kind)
+    return result
+
+
+def _python_arithmetic(ufunc, *operands):
+    """Python's arithmetic on Python numbers some of which are traced: computed in the dtypes
+    NumPy gives Python numbers (int64, float64, complex128), and again a Python number."""
+    strong = [TracedArray(x.value, scalar=True) if isinstance(x, TracedArray) else np.asarray(x) for x in operands]
+    return _as_python_number(ufunc(*strong))
+
+
 def _operator(ufunc, reflected=False):
-    if reflected:
-        return lambda self, other: ufunc(other, self)
-    return lambda self, other: ufunc(self, other)
+    def apply(self, other):
+        operands = (other, self) if reflected else (self, other)
+        if self.weak is not None and is_python_number(other):
+            return _python_arithmetic(ufunc, *operands)
+        return ufunc(*operands)
+    return apply
+
+
+def _unary(ufunc):
+    return lambda self: _python_arithmetic(ufunc, self) if self.weak is not None else ufunc(self)
 
 
 _BINARY_OPERATORS = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+    "floordiv": np.floor_divide, "mod": np.remainder, "matmul": np.matmul,
     "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-    "lshift": np.left_shift, "rshift": np.right_shift,
+    "lshift": np.left_shift, "rshift": np.right_shift, "divmod": np.divmod,
 }
 for _name, _ufunc in _BINARY_OPERATORS.items():
     setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
     setattr(TracedArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
-    setattr(TracedArray, f"__i{_name}__", (lambda u: lambda self, other: _update(self, u, other))(_ufunc))
+    if _name != "divmod":
+        setattr(TracedArray, f"__i{_name}__", (lambda u: lambda self, other: _update(self, u, other))(_ufunc))
 
 _COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                 "gt": np.greater, "ge": np.greater_equal}
 for _name, _ufunc in _COMPARISONS.items():
     setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
 
+for _name, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
+    setattr(TracedArray, f"__{_name}__", _unary(_ufunc))
 
 
 def _set_imag(array, v):
@@ -164,8 +339,11 @@ def _set_imag(array, v):
 
 
 def _update(array, ufunc, *other):
-    """``array op= other``: the same object (and the base it views) holds the result,
-    cast as NumPy's ``out=`` casts."""
+    """``array op= other``: the same object (and the base it views) holds the result, cast as
+    NumPy's ``out=`` casts.  A scalar is immutable: the operator makes a new one, which Python
+    binds to the name."""
+    if array.scalar:
+        return _operator(ufunc)(array, *other) if other else _unary(ufunc)(array)
     result = ufunc(array, *other)
     if not np.can_cast(result.dtype, array.dtype, casting="same_kind"):
         raise located(TypeError(
@@ -180,15 +358,14 @@ def _is_two(exponent) -> bool:
     return type(exponent) is int and exponent == 2
 
 
-TracedArray.__pow__ = lambda self, other: np.square(self) if _is_two(other) else np.power(self, other)
+def _power(self, other):
+    return _unary(np.square)(self) if _is_two(other) else _operator(np.power)(self, other)
+
+
+TracedArray.__pow__ = _power
+TracedArray.__rpow__ = _operator(np.power, reflected=True)
 TracedArray.__ipow__ = lambda self, other: _update(self, np.square) if _is_two(other) else \
     _update(self, np.power, other)
-TracedArray.__divmod__ = lambda self, other: np.divmod(self, other)
-TracedArray.__rdivmod__ = lambda self, other: np.divmod(other, self)
-TracedArray.__neg__ = lambda self: np.negative(self)
-TracedArray.__pos__ = lambda self: np.positive(self)
-TracedArray.__abs__ = lambda self: np.absolute(self)
-TracedArray.__invert__ = lambda self: np.invert(self)
 
 # Methods that are the NumPy function of the same name with the array first.
 _FUNCTION_METHODS = [
@@ -209,8 +386,30 @@ for _name in _FUNCTION_METHODS:
 # Methods whose signature differs from the NumPy function's (``x.reshape(2, 3)``).
 for _name in ["reshape", "transpose", "astype", "copy", "flatten", "ravel", "squeeze", "view",
               "fill", "sort", "conj", "conjugate"]:
-    setattr(TracedArray, _name, (lambda n: lambda self, *args, **kwargs:
-                                 dispatch.call_method(n, (self, *args), kwargs))(_name))
+    setattr(TracedArray, _name, (lambda n: lambda self, *args, **kwargs: _method(n, self, args, kwargs))(_name))
+
+
+def _method(name, array, args, kwargs):
+    """A method whose result is a scalar when the array is one (``s.copy()``, ``s.astype(...)``)."""
+    first = serial_now()
+    result = dispatch.call_method(name, (array, *args), kwargs)
+    return _as_scalars(result, first) if array.scalar else result
+
+
+# NumPy functions whose 0-d results are arrays, not scalars (most return scalars for 0-d results).
+ARRAY_RESULTS = {np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy,
+                 np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.where, np.require,
+                 np.broadcast_to, np.reshape, np.squeeze, np.transpose, np.expand_dims, np.moveaxis,
+                 np.swapaxes, np.real, np.imag, np.ravel, np.atleast_1d, np.atleast_2d, np.atleast_3d}
+
+
+def _as_scalars(result, first):
+    """``result`` with its 0-d arrays made during the call (serial after ``first``) turned into
+    NumPy scalars, as NumPy returns them."""
+    for x in result if isinstance(result, (tuple, list)) else (result,):
+        if isinstance(x, TracedArray) and x.serial > first and x.lens is None and x.type.rank == 0:
+            x.scalar = True
+    return result
 
 
 def constant(x) -> TracedArray:

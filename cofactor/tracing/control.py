@@ -1,10 +1,22 @@
 """Control flow on traced values: stablehlo.if and stablehlo.while built from Python callables.
 
-The caller (converted user code) hands over its branch or loop body as functions, plus a
-getter and setter for the local variables they assign.  Arrays the body updates in place are
-found with a mutation journal and carried too, so ``a[i] = ...`` inside a loop works.
-Anything that cannot be carried (a list that changes, a variable whose shape or dtype changes)
-raises an error that names the variable and the line.
+The caller (converted user code) hands over its branches or loop body as functions, with a
+getter and a setter for the local variables they assign.  A region (a branch, a loop body) can
+change two kinds of things, and both are carried through the stablehlo op:
+
+- *storage*: an array made before the region and written in it (``a[i] = v``, ``a += 1``,
+  a write through a view).  A mutation journal finds them; their new values become results of
+  the op, and every variable and view that sees the array sees them.
+- *bindings*: what the region's variables hold, and what the slots of the lists, dicts, objects
+  and closure cells reachable from the program's frames hold (heap.py finds the slots that
+  change).  Their objects are described by a layout (carry.py) that keeps NumPy's identities:
+  an array rebound in one branch and updated in place in the other, an alias or a view taken
+  before a loop, two variables bound to one array, all end up as NumPy would leave them.
+
+A loop's body is traced with the layout of its variables at the top of an iteration; a body
+that leaves them in another layout (a variable it rebinds, an array written that was not
+carried, a number that widens) is traced again with the joined layout.  Anything that cannot be
+carried raises an error that names the variable and the line.
 """
 from __future__ import annotations
 
@@ -14,84 +26,39 @@ from ..errors import TracingError, located
 from ..ir import ops
 from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
-from . import array as _array
 from ..pytree import flatten, unflatten
-from .array import TracedArray
+from . import context
+from .array import Journal, TracedArray, serial_now
+from .carry import (UNBOUND, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number, expect_made,
+                    export, is_number, is_unset, join, shared_owners)
+from .heap import Heap, Scope
 
-NUMBERS = (bool, int, float, complex, np.generic)
-
-
-class Undefined:
-    """The value of a variable that has none on some path (assigned in one branch only, or only
-    inside a loop); any use raises an error that says so."""
-
-    def __init__(self, name, where):
-        object.__setattr__(self, "_message", f"variable '{name}' has no value here: it is assigned {where} (give it "
-                                             "a value before, so that it has one on every path)")
-
-    def _fail(self, *args, **kwargs):
-        raise located(TracingError(object.__getattribute__(self, "_message")))
-
-    __getattr__ = __call__ = __getitem__ = __setitem__ = __bool__ = __iter__ = __len__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _fail
-    __array_ufunc__ = __array_function__ = __index__ = __float__ = __int__ = _fail
+# Names the source conversion gives a function's pending return value: a branch that has not
+# returned yet leaves it unset, which is fine (a returned-flag guards every later use).
+RETURN_VALUE = "__cf_return_value"
+IFEXP = "the value of the conditional expression"  # what cond_value calls the one value it merges
+_RETRIES = 10
 
 
-UNBOUND = object()  # what the getter reports for a variable not assigned yet
+def undefined(name, where) -> Undefined:
+    """The value of a variable with none here (assigned ``where``): any use raises an error that says so."""
+    return Undefined(f"{_variable(name)} has no value here: it is assigned {where} (give it a value before, so "
+                     "that it has one on every path)")
 
-# The running flags (i1 scalars, None without a bound) of the loops whose bodies are being traced:
-# a bounded loop's iterations past its condition's end still run the body, to keep the state, and
-# must not print.
-_running: list = []
+
+def _variable(name) -> str:
+    if not isinstance(name, str):
+        return name.describe()
+    return {RETURN_VALUE: "the returned value", IFEXP: IFEXP}.get(name, f"variable '{name}'")
 
 
 def running():
     """An i1 scalar that is false where the code being traced runs only to keep a bounded loop's
     trip count, or None where it always runs."""
     flag = None
-    for r in filter(None, _running):  # None: a loop without a bound
+    for r in filter(None, context.current().running):  # None: a loop without a bound
         flag = r if flag is None else ops.binary("stablehlo.and", flag, r)
     return flag
-
-
-class Journal:
-    """Records the arrays written while it is open, with their values before the first write."""
-
-    def __enter__(self):
-        self.entries = []
-        _array._journals.append(self.entries)
-        return self
-
-    def __exit__(self, *exc):
-        _array._journals.pop()
-
-    def mutated(self) -> list:
-        first = {}
-        for arr, old in self.entries:
-            first.setdefault(id(arr), (arr, old))
-        return list(first.values())
-
-
-def _lift(x, like=None):
-    """An IR value for a carried Python value (a traced array, or a number)."""
-    if isinstance(x, TracedArray):
-        return x.value
-    dtype = like.dtype if like is not None else np.asarray(x).dtype
-    return ops.constant(np.asarray(x, dtype=dtype))
-
-
-def _same_static(a, b) -> bool:
-    if a is b:
-        return True
-    try:
-        return not isinstance(a, TracedArray) and not isinstance(b, TracedArray) and type(a) is type(b) \
-            and bool(a == b)
-    except (TypeError, ValueError):
-        return False
-
-
-def _type_of(x) -> TensorType:
-    return x.value.type if isinstance(x, TracedArray) else TensorType(np.shape(x), np.asarray(x).dtype)
 
 
 def predicate(pred):
@@ -106,127 +73,227 @@ def predicate(pred):
     return v
 
 
-def _run_branch(fn, initial, set_state, get_state):
-    """Trace one branch into a fresh block; returns (block, variables after, {array id: (array,
-    value after)}, {array id: value before}) for the arrays it writes that were made before it."""
-    block = Block()
-    set_state(initial)
+class Bindings:
+    """The bindings a region may change: the converted code's variables (``names``, read with
+    ``get`` and written with ``set_``), and the container slots found to change (``slots``)."""
+
+    def __init__(self, names, get, set_, scope: Scope, where: str):
+        self.names, self.get, self.set_, self.where = tuple(names), get, set_, where
+        self.heap = Heap(scope, set(self.names), context.current())
+        self.slots: list = []
+        self.start = serial_now()  # arrays made from here on are the region's own
+
+    def labels(self) -> list:
+        return [*self.names, *self.slots]
+
+    def values(self) -> list:
+        return [*self.get(), *(s.get() for s in self.slots)]
+
+    def assign(self, values):
+        self.set_(list(values[:len(self.names)]))
+        for slot, v in zip(self.slots, values[len(self.names):]):
+            slot.set(v)
+
+    def add_slots(self, slots):
+        """Carry these slots too (found changed by a region); returns whether any is new."""
+        known = {(id(s.container), s.key) for s in self.slots}
+        new = [s for s in slots if (id(s.container), s.key) not in known]
+        self.slots += new
+        return bool(new)
+
+    def adoptable(self, states) -> set:
+        """ids of the owners made before the region that may be carried as values: no frame,
+        container or argument sees them, and in each state at most one leaf holds them (then
+        replacing the object by a copy of its value cannot be told apart)."""
+        result, refused = set(), set(self.heap.observable)
+        for state in states:
+            count = {}
+            for leaf in flatten(list(state))[0]:
+                if isinstance(leaf, TracedArray) and leaf.serial < self.start:
+                    for owner in leaf.owners():
+                        count[id(owner)] = count.get(id(owner), 0) + (1 if leaf is owner else 2)
+                        if leaf is owner and not owner.scalar:
+                            result.add(id(owner))
+            refused |= {k for k, n in count.items() if n > 1}
+        return result - refused
+
+    def fail(self, k, error: LayoutError) -> TracingError:
+        variable = _variable(self.labels()[k])
+        if error.types is None:
+            return located(TracingError(f"{variable} holds {error} after {self.where} on different paths; only "
+                                        "arrays and numbers can depend on a traced condition"))
+        a, b = error.types
+        what, one, other = ("shape", a.shape, b.shape) if a.shape != b.shape else ("dtype", a.dtype, b.dtype)
+        if self.where.startswith("the if"):
+            message = f"{variable} has {what} {one} after one branch of {self.where} and {other} after the other"
+        else:
+            message = (f"{variable} changes from {what} {one} to {other} in {self.where}; a loop variable must keep "
+                       f"its {what}")
+        return located(TracingError(message))
+
+
+class Layout:
+    """One node per leaf of each binding (carry.py), and each binding's tree structure."""
+
+    def __init__(self, bindings: Bindings, state, start, adoptable):
+        self.bindings, self.start, self.adoptable = bindings, start, adoptable
+        self.trees, self.nodes, memo = [], [], {}
+        for value in state:
+            leaves, treedef = flatten(value)
+            self.trees.append(treedef)
+            self.nodes.append([export(x, start, memo) for x in leaves])
+
+    def fit(self, state, emit: bool):
+        """The Fitting of ``state``, or (binding, leaf, value) where it does not fit (leaf None: the
+        binding's structure)."""
+        f = Fitting(self.start, self.adoptable, emit, shared_owners(flatten(list(state))[0]))
+        for k, (value, treedef) in enumerate(zip(state, self.trees)):
+            leaves, got = flatten(value)
+            if got != treedef:
+                if not is_unset(value):
+                    return None, (k, None, value, f.memo)
+                leaves = [value] * len(self.nodes[k])  # no value yet: each leaf of the layout has none
+            for i, (node, x) in enumerate(zip(self.nodes[k], leaves)):
+                if not f.fit(node, x):
+                    return None, (k, i, x, f.memo)
+        return f, None
+
+    def join(self, miss):
+        k, i, x, memo = miss
+        if i is None:  # a variable with no value yet gets one: its layout takes the value's structure
+            if not all(isinstance(node, Unset) for node in self.nodes[k]):
+                raise self.bindings.fail(k, LayoutError("differently structured values (a tuple, list or dict "
+                                                        "whose length or kind changes)"))
+            marker = self.nodes[k][0].marker if self.nodes[k] else None
+            leaves, self.trees[k] = flatten(x)
+            self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
+            return
+        try:
+            self.nodes[k][i] = join(self.nodes[k][i], x, self.start, self.adoptable, memo)
+        except LayoutError as e:
+            raise self.bindings.fail(k, e) from None
+
+    def widen(self, widen: dict):
+        for nodes in self.nodes:
+            for i, node in enumerate(nodes):
+                if node in widen:
+                    nodes[i] = widen[node]
+
+    def fit_joined(self, states):
+        """Join until every state fits (without emitting)."""
+        for _ in range(100):
+            for state in states:
+                f, miss = self.fit(state, emit=False)
+                if miss is not None:
+                    self.join(miss)
+                    break
+                if f.widen:
+                    self.widen(f.widen)
+                    break
+            else:
+                return
+        raise located(TracingError(f"the variables of {self.bindings.where} could not be carried"))
+
+    def types(self) -> list:
+        return [t for k in range(len(self.nodes)) for t in self.types_of(k)]
+
+    def types_of(self, k) -> list:
+        return [t for node in self.nodes[k] for t in node.types()]
+
+    def build(self, values) -> list:
+        values, built = iter(values), {}
+        return [unflatten(tree, [node.build(values, built) for node in nodes])
+                for tree, nodes in zip(self.trees, self.nodes)]
+
+
+def _run_arm(bindings: Bindings, fn, initial, where):
+    """Trace one branch into a fresh block; returns (block, bindings after, {owner id: (owner, value
+    after)} for the owners made before the if that it writes)."""
+    block = Block(label=where)
+    bindings.assign(initial)
     with Journal() as journal, insertion_point(block):
         fn()
-    after = get_state()
-    inside = block.defined_values()
-    written = [(a, old) for a, old in journal.mutated() if id(old) not in inside]
-    arrays_after = {id(a): (a, a._value) for a, _ in written}
+    names_after = list(bindings.get())
+    changed = bindings.heap.changed_slots()
+    slots_after = {(id(s.container), s.key): s.get() for s in changed}
+    bindings.heap.check_sizes(where)
+    bindings.heap.restore()
+    written = [(a, old) for a, old in journal.written() if a.serial < bindings.start]
+    after = {id(a): (a, a._value) for a, _ in written}
     for a, old in reversed(written):
         a._value = old
-    return block, after, arrays_after, {id(a): old for a, old in written}
+    return block, names_after, slots_after, after, changed
 
 
-# Names the source conversion gives a function's pending return value: a branch that has not
-# returned yet leaves it unset, which is fine (a returned-flag guards every later use).
-RETURN_VALUE = "__cf_return_value"
-IFEXP = "the value of the conditional expression"  # what cond_value calls the one value it merges
-
-
-def _variable(name) -> str:
-    return {RETURN_VALUE: "the returned value", IFEXP: IFEXP}.get(name, f"variable '{name}'")
-
-
-def _is_unset(v) -> bool:
-    return v is UNBOUND or isinstance(v, Undefined)
-
-
-def _is_carriable(v) -> bool:
-    return isinstance(v, (TracedArray, *NUMBERS))
-
-
-def _zeros_like(tree):
-    leaves, treedef = flatten(tree)
-    return unflatten(treedef, [TracedArray(ops.constant(np.zeros(_type_of(x).shape, _type_of(x).dtype)))
-                               if _is_carriable(x) else x for x in leaves])
-
-
-def _merge_leaves(name, values, line, broadcast):
-    """How the branches' values of one leaf combine: ("static", value) or ("carry", TensorType).
-    With ``broadcast``, shapes that differ broadcast against each other, as np.where's arguments do."""
-    if _same_static(*values):
-        return "static", values[0]
-    if not all(_is_carriable(v) for v in values):
-        raise located(TracingError(f"{_variable(name)} holds a {type(values[0]).__name__} that the two branches of "
-                                   f"the if at line {line} set differently; only arrays and numbers can depend on "
-                                   "a traced condition"))
-    shapes = [_type_of(v).shape for v in values]
-    try:
-        shape = np.broadcast_shapes(*shapes) if broadcast else shapes[0] if shapes[0] == shapes[1] else None
-    except ValueError:
-        shape = None
-    if shape is None:
-        raise located(TracingError(f"{_variable(name)} has shape {shapes[0]} after one branch of the if at "
-                                   f"line {line} and {shapes[1]} after the other"))
-    return "carry", TensorType(shape, np.result_type(*[v.dtype if isinstance(v, TracedArray) else v for v in values]))
-
-
-def _as_type(x, t: TensorType):
-    """The IR value of a carried leaf, converted (and broadcast) to ``t``."""
-    v = ops.convert(_lift(x, t), t.dtype)
-    return ops.broadcast_in_dim(v, t.shape, range(len(t.shape) - v.type.rank, len(t.shape)))
-
-
-def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, line, broadcast=False):
+def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, broadcast=False):
     """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if.
 
     Variables may hold pytrees (tuples, lists, dicts) of arrays and numbers; their structure
     must be the same after both branches (and, unless ``broadcast``, their shapes).
     """
     p = predicate(pred)
-    initial = get_state()
-    branches = [_run_branch(fn, initial, set_state, get_state) for fn in (then_fn, else_fn)]
-    afters = [list(b[1]) for b in branches]
-    originals, arrays = {}, {}
-    for _, _, written, olds in branches:
-        originals.update(olds)
-        arrays.update({key: a for key, (a, _) in written.items()})
-    finals = list(initial)
-    plans = {}  # name index -> (treedef, [leaf plans])
-    for k, name in enumerate(names):
-        values = [after[k] for after in afters]
-        if any(_is_unset(v) for v in values):
-            defined = [v for v in values if not _is_unset(v)]
-            if name == RETURN_VALUE and len(defined) == 1:
-                for after in afters:
-                    after[k] = defined[0] if not _is_unset(after[k]) else _zeros_like(defined[0])
-                values = [after[k] for after in afters]
-            else:
-                earlier = [v for v in values if isinstance(v, Undefined)]  # its first message says more
-                finals[k] = earlier[0] if earlier else \
-                    Undefined(name, f"in only one branch of the if at line {line}") if defined else UNBOUND
-                continue
-        flat = [flatten(v) for v in values]
-        if flat[0][1] != flat[1][1]:
-            raise located(TracingError(f"{_variable(name)} holds differently structured values after the two "
-                                       f"branches of the if at line {line}"))
-        plans[k] = (flat[0][1], [_merge_leaves(name, pair, line, broadcast) for pair in zip(flat[0][0], flat[1][0])])
-    outputs = []
-    for b, (block, _, written, _) in enumerate(branches):
-        out = []
+    where = f"the if at line {line}"
+    bindings = Bindings(names, get_state, set_state, scope, where)
+    initial = bindings.values()
+    arms = [_run_arm(bindings, fn, initial, where) for fn in (then_fn, else_fn)]
+    for arm in arms:
+        bindings.add_slots(arm[4])
+    initial = initial + [s.get() for s in bindings.slots]
+    states = [arm[1] + [arm[2].get((id(s.container), s.key), s.get()) for s in bindings.slots] for arm in arms]
+    bindings.assign(initial)
+    adoptable = bindings.adoptable([initial] + states)
+    layout = Layout(bindings, states[0], bindings.start, adoptable)
+    try:
+        layout.fit_joined(states)
+    except TracingError:
+        if not broadcast:
+            raise
+        layout.nodes = [[_broadcast_value(states[0][0], states[1][0], line)]]
+    originals = {key: a._value for arm in arms for key, (a, _) in arm[3].items()}  # restored by _run_arm
+    written = {key: a for arm in arms for key, (a, _) in arm[3].items()}
+    adopted = {}
+    for (block, *_, after, _), state in zip(arms, states):
         with insertion_point(block):
-            for k, (_, leaf_plans) in plans.items():
-                for leaf, (kind, t) in zip(flatten(afters[b][k])[0], leaf_plans):
-                    if kind == "carry":
-                        out.append(_as_type(leaf, t))
-            out += [written[key][1] if key in written else originals[key] for key in arrays]
-            ops.emit_return(out)
-        outputs.append(out)
-    results = iter(ops.if_(p, branches[0][0], branches[1][0], [v.type for v in outputs[0]]))
-    for k, (treedef, leaf_plans) in plans.items():
-        finals[k] = unflatten(treedef, [TracedArray(next(results)) if kind == "carry" else value
-                                        for kind, value in leaf_plans])
-    set_state(finals)
-    for a in arrays.values():
-        a.value = next(results)
+            for a, v in after.values():
+                a._value = v
+            f, miss = layout.fit(state, emit=True)
+            assert miss is None and not f.widen, "a branch's state no longer fits the layout both fit"
+            adopted.update(f.adopted)
+            outputs = f.values + [after[key][1] if key in after else originals[key] for key in written]
+            for key in after:
+                written[key]._value = originals[key]
+            ops.emit_return(outputs)
+    results = ops.if_(p, arms[0][0], arms[1][0], layout.types() + [originals[key].type for key in written])
+    payload = results[:len(layout.types())]
+    final = layout.build(payload)
+    _mark_undefined(layout, final, f"in only one branch of {where}")
+    bindings.assign(final)
+    for a, r in zip(written.values(), results[len(payload):]):
+        a.value = r
+    _make_stale(adopted, where)
 
 
-def cond_value(pred: TracedArray, then_fn, else_fn, line):
+def _mark_undefined(layout: Layout, final, where):
+    """Variables that have a value on some paths only are Undefined (the pending return value is not)."""
+    for k, (label, nodes) in enumerate(zip(layout.bindings.labels(), layout.nodes)):
+        if label != RETURN_VALUE and any(isinstance(node, Late) for node in nodes):
+            final[k] = undefined(label, where)
+
+
+def _broadcast_value(a, b, line) -> Number:
+    """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
+    (the identity of either arm is not kept)."""
+    def number(x):
+        t = x.type if isinstance(x, TracedArray) else TensorType(np.shape(x), np.asarray(x).dtype)
+        return Number(t, None, broadcast=True)
+    try:
+        return _wider(number(a), number(b))
+    except LayoutError as e:
+        raise located(TracingError(f"{IFEXP} has shapes that do not broadcast after the two arms of the "
+                                   f"conditional expression at line {line}: {e}")) from None
+
+
+def cond_value(pred: TracedArray, then_fn, else_fn, scope, line):
     """``then_fn() if pred else else_fn()`` on a traced predicate: each arm is traced into its own
     branch of a stablehlo.if, so only the taken one runs; arms of different shapes broadcast, as
     np.where's arguments do."""
@@ -235,56 +302,20 @@ def cond_value(pred: TracedArray, then_fn, else_fn, line):
     def arm(fn):
         return lambda: box.__setitem__(0, fn())
 
-    cond(pred, arm(then_fn), arm(else_fn), (IFEXP,), lambda: (box[0],), lambda values: box.__setitem__(0, values[0]),
+    def get():
+        return (box[0],)
+
+    cond(pred, arm(then_fn), arm(else_fn), (IFEXP,), get, lambda values: box.__setitem__(0, values[0]), scope,
          line, broadcast=True)
     return box[0]
 
 
-def _loop_plan(names, values):
-    """Per carried leaf of the loop's variables: (name index, leaf index, type); and the treedefs."""
-    plan, trees = [], {}
-    for k, v in enumerate(values):
-        if _is_unset(v):
-            continue
-        leaves, treedef = flatten(v)
-        trees[k] = (treedef, leaves)
-        plan += [(k, i, _type_of(x)) for i, x in enumerate(leaves) if _is_carriable(x)]
-    return plan, trees
-
-
-def while_loop(cond_fn, body_fn, names, get_state, set_state, roots, line, attributes=None, bound=None,
-               runs=False):
-    """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.
-
-    With a ``bound``, the loop runs exactly ``bound`` iterations and each one keeps the old
-    state once the condition is false: a static trip count, which reverse-mode autodiff
-    needs; iterations past the bound are not run.
-
-    Carries the arrays and numbers held by the assigned ``names`` (also inside tuples, lists and
-    dicts), and the arrays in ``roots`` (and any other array the body turns out to write).
-    Numbers whose dtype the body widens (``s = 0`` then ``s = s + x[i]``) start widened, which
-    NumPy's values allow.
-
-    The body is traced once, unless a carried value widens or the body writes an array that
-    ``roots`` missed: then it is traced again, and its Python side effects run again.
-
-    A variable the body assigns first keeps its last value after the loop when the loop is known
-    to run (``runs``), as in Python; otherwise it is undefined there.  The function's pending return
-    value always keeps it (its returned flag tells whether it was set).
-    """
-    initial = get_state()
-    arrays = list({id(a): a for a in roots}.values())
-    widened = {}
-    for _ in range(8):  # each retry adds what the previous attempt discovered
-        kind, extra = _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line,
-                                   attributes, bound, runs)
-        if kind == "done":
-            return
-        if kind == "arrays":
-            arrays += extra
-        else:
-            widened.update(extra)
-    raise located(TracingError(f"the loop at line {line} could not be traced: its carried values keep changing type"))
+def _make_stale(adopted: dict, where: str):
+    for a in adopted.values():
+        a.stale = (f"this array was replaced by a copy when {where} carried the variable that held it "
+                   "(cofactor saw no other variable holding it, but this code reached it another way, e.g. "
+                   "through a global or a deeply nested container); keep arrays a branch or loop rebinds in "
+                   "local variables, or copy them before it (.copy())")
 
 
 def _keep(running, new, old):
@@ -293,131 +324,191 @@ def _keep(running, new, old):
 
 
 class _Retry(Exception):
-    """Tracing the loop body found more to carry: ("arrays", [...]) or ("widen", {(k, i): type})."""
+    """Tracing the loop body found that it must be traced again (the layout or the storages changed)."""
 
 
-def _trace_while(cond_fn, body_fn, names, initial, set_state, get_state, arrays, widened, line, attributes,
-                 bound, runs):
-    plan, trees = _loop_plan(names, initial)
-    plan = [(k, i, widened.get((k, i), t)) for k, i, t in plan]
-    originals = [a._value for a in arrays]
-    seen = {"stand_ins": set(), "late": {}}  # late: name index -> (treedef, leaves) of a variable the body defines
+def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attributes=None, bound=None,
+               runs=False, rebinds=()):
+    """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.
 
-    def state_from(leaf_values):
-        """The variables with their carried leaves replaced by ``leaf_values``."""
-        state = list(initial)
-        leaves = {k: list(tree[1]) for k, tree in trees.items()}
-        for (k, i, _), v in zip(plan, leaf_values):
-            leaves[k][i] = v
-        for k, (treedef, _) in trees.items():
-            state[k] = unflatten(treedef, leaves[k])
-        return state
+    With a ``bound``, the loop runs exactly ``bound`` iterations and each one keeps the old
+    state once the condition is false: a static trip count, which reverse-mode autodiff
+    needs; iterations past the bound are not run.
 
+    Carries the bindings of ``names`` and of the container slots the body changes, and every array
+    made before the loop that the body writes.  ``rebinds``: the names the body assigns with ``=``
+    (a hint: they are likely to hold a new array at the end of the body); numbers the body assigns
+    are carried as traced numbers from the start.  A variable the body assigns first keeps its
+    last value after the loop when the loop is known to run (``runs``), as in Python; otherwise it
+    is undefined there.  The function's pending return value always keeps it (its returned flag
+    tells whether it was set).
+
+    The body is traced again when it leaves its variables in another layout than it found them
+    (a number it widens, a variable it rebinds that the hint missed, a variable first assigned in
+    it that it also reads before assigning, an array it writes that no variable showed), and then
+    its Python side effects run again.
+    """
+    where = f"the loop at line {line}"
+    bindings = Bindings(names, get_state, set_state, scope, where)
+    storages = list(bindings.heap.owners.values())
+    initial = bindings.values()
+    adoptable = bindings.adoptable([initial])
+    layout = Layout(bindings, initial, bindings.start, adoptable)
+    for k, name in enumerate(bindings.names):
+        x = initial[k]
+        if isinstance(x, TracedArray) and not x.scalar and name in rebinds:
+            layout.nodes[k][0] = expect_made(layout.nodes[k][0], adoptable)
+        elif is_number(x):
+            layout.nodes[k][0] = as_number(layout.nodes[k][0])
+    for _ in range(_RETRIES):
+        _add_slot_nodes(layout, bindings)
+        try:
+            _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs)
+            return
+        except _Retry:
+            continue
+    raise located(TracingError(f"{where} could not be traced: the layout of its variables kept changing"))
+
+
+class _Tripwire(Undefined):
+    """What a variable first assigned in a loop body holds at the top of the body: if the body
+    reads it there (from the second iteration on it would hold the last iteration's value), the
+    loop is traced again carrying it."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        object.__setattr__(self, "touched", False)
+
+    def _fail(self, *args, **kwargs):
+        object.__setattr__(self, "touched", True)
+        super()._fail()
+
+    __getattr__ = __call__ = __getitem__ = __setitem__ = __bool__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _fail
+    __array_ufunc__ = __array_function__ = __index__ = __float__ = __int__ = _fail
+
+
+def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages: list, where, attributes, bound,
+                 runs):
+    initial = bindings.values()
+    layout.fit_joined([initial])
+    f, _ = layout.fit(initial, emit=True)
+    adopted = dict(f.adopted)
+    originals = [a._value for a in storages]
+    seen = {}
     # With a bound, its iteration counter is carried first: Enzyme 0.0.16's reverse mode finds a
     # loop's trip count only from an induction variable in the first position.
     first = 0 if bound is None else 1
 
     def enter(args):
+        width = len(layout.types())
         args = args[first:]
-        stand_ins = [TracedArray(arg) for arg in args[:len(plan)]]
-        seen["stand_ins"].update(id(x) for x in stand_ins)  # fresh: updating one in place is rebinding it
-        set_state(state_from(stand_ins))
-        for a, arg in zip(arrays, args[len(plan):]):
+        state = layout.build(args[:width])
+        for k, nodes in enumerate(layout.nodes):
+            if nodes and all(isinstance(n, Unset) for n in nodes):
+                state[k] = _Tripwire(undefined(bindings.labels()[k], f"only later in {where}").message)
+        bindings.assign(state)
+        for a, arg in zip(storages, args[width:]):
             a._value = arg
+        return state
 
     def condition():
         c = cond_fn()
         return predicate(c if isinstance(c, TracedArray) else TracedArray(ops.constant(np.array(bool(c)))))
 
     def cond_region(*args):
+        current_block().label = where
         if bound is not None:
             return ops.compare(args[0], ops.constant(np.array(bound, np.int64)), "LT")
         enter(args)
         return condition()
 
     def body_region(*args):
-        enter(args)
+        current_block().label = where
+        entry = enter(args)
         running = condition() if bound is not None else None
-        block = current_block()
-        _running.append(running)
+        trace = context.current()
+        trace.running.append(running)
         try:
             with Journal() as journal:
                 body_fn()
         finally:
-            _running.pop()
-        after = seen["after"] = get_state()
-        carried = {id(a) for a in arrays} | seen["stand_ins"]
-        written = journal.mutated()
-        seen["written"] = {id(a) for a, _ in written}
-        inside = block.defined_values()  # an array made by the body is not carried
-        extra = [a for a, old in written if id(a) not in carried and id(old) not in inside]
-        if extra:
-            for a, old in written:
+            trace.running.pop()
+        try:
+            return finish(entry, running, journal)
+        except _Retry:
+            for a, old in reversed(journal.written()):  # what the body wrote is not the loop's yet
                 a._value = old
-            raise _Retry("arrays", extra)
-        widen, outputs = {}, []
-        after_leaves = {}
-        for k, (treedef, before) in trees.items():
-            leaves, after_def = flatten(after[k]) if not _is_unset(after[k]) else (None, None)
-            if after_def != treedef:
-                raise located(TracingError(f"variable '{names[k]}' changes structure in the loop at line {line}"))
-            for i, (old, new) in enumerate(zip(before, leaves)):
-                if not _is_carriable(old) and not _same_static(old, new):
-                    raise located(TracingError(
-                        f"variable '{names[k]}' holds a {type(old).__name__} that changes in the loop at line "
-                        f"{line}; only arrays and numbers can change when the loop condition is traced"))
-            after_leaves[k] = leaves
-        for k, i, t in plan:
-            v = after_leaves[k][i]
-            if not _is_carriable(v) or _type_of(v).shape != t.shape:
-                got = _type_of(v).shape if _is_carriable(v) else type(v).__name__
-                raise located(TracingError(f"{_variable(names[k])} changes from {t.shape} to {got} in the loop "
-                                           f"at line {line}; a loop variable must keep its shape"))
-            dtype = np.result_type(t.dtype, v.dtype if isinstance(v, TracedArray) else v)
-            if dtype != t.dtype:
-                widen[(k, i)] = TensorType(t.shape, dtype)
-            outputs.append(ops.convert(_lift(v, t), t.dtype))
-        if widen:
-            raise _Retry("widen", widen)
-        outputs += [a._value for a in arrays]
+            raise
+
+    def finish(entry, running, journal):
+        state = bindings.values()
+        changed = bindings.heap.changed_slots()
+        bindings.heap.check_sizes(where)
+        if bindings.add_slots(changed):
+            raise _Retry()  # the layout gets the new slots once they hold their values before the loop
+        carried = {id(a) for a in storages}
+        written = journal.written()
+        seen["written"] = {id(a) for a, _ in written}
+        extra = [a for a, _ in written if id(a) not in carried and a.serial < bindings.start]
+        if extra:
+            storages.extend(extra)
+            raise _Retry()
+        _carry_late(layout, entry, state, current_block(), first)
+        f, miss = layout.fit(state, emit=False)
+        if miss is not None or f.widen:
+            layout.fit_joined([initial, state])
+            raise _Retry()
+        f, _ = layout.fit(state, emit=True)
+        outputs = f.values + [a._value for a in storages]
         if bound is not None:
             # Past the condition's end, every iteration keeps the state it was given.
+            args = current_block().arguments
             outputs = [ops.binary("stablehlo.add", args[0], ops.constant(np.array(1, np.int64)))] + \
                 [_keep(running, new, old) for new, old in zip(outputs, args[1:])]
-        # A variable first assigned here is carried on from zeros: the body does not read it before.
-        for k, (name, before, now) in enumerate(zip(names, initial, after)):
-            if _is_unset(before) and not _is_unset(now) and (runs or name == RETURN_VALUE):
-                leaves, treedef = flatten(now)
-                seen["late"][k] = (treedef, leaves)
-                for new in [_lift(x) for x in leaves if _is_carriable(x)]:
-                    old = block.add_argument(new.type)
-                    outputs.append(new if bound is None else _keep(running, new, old))
         return outputs
 
-    inits = [ops.convert(_lift(trees[k][1][i], t), t.dtype) for k, i, t in plan] + originals
+    inits = f.values + originals
     if bound is not None:
         inits.insert(0, ops.constant(np.array(0, np.int64)))
     try:
         results = ops.while_loop(inits, cond_region, body_region, attributes)[first:]
-    except _Retry as retry:
-        return retry.args
     finally:
-        for a, old in zip(arrays, originals):
+        for a, old in zip(storages, originals):
             a._value = old
-        set_state(initial)
-    final = state_from([TracedArray(r) for r in results[:len(plan)]])
-    late = iter(results[len(plan) + len(arrays):])
-    results = results[:len(plan) + len(arrays)]
-    for k, (name, before, now) in enumerate(zip(names, initial, seen["after"])):
-        if k in seen["late"]:
-            treedef, leaves = seen["late"][k]
-            final[k] = unflatten(treedef, [TracedArray(next(late)) if _is_carriable(x) else x for x in leaves])
-        elif isinstance(now, Undefined):
-            final[k] = now
-        elif _is_unset(before) and not _is_unset(now):
-            final[k] = Undefined(name, f"only inside the loop at line {line}, which may run zero times")
-    set_state(final)
-    for a, r in zip(arrays, results[len(plan):]):
+        bindings.assign(initial)
+        bindings.heap.restore()
+    width = len(layout.types())
+    final = layout.build(results[:width])
+    if not runs:
+        _mark_undefined(layout, final, f"only inside {where}, which may run zero times")
+    bindings.assign(final)
+    for a, r in zip(storages, results[width:]):
         if id(a) in seen["written"]:  # an array the loop only reads keeps its value
             a.value = r
-    return "done", None
+    _make_stale(adopted, where)
+
+
+def _carry_late(layout: Layout, entry, state, block, first: int):
+    """Variables first assigned in the body that it did not read at its top: carry them from here
+    on, through new arguments of the body block (a loop starts them from zeros), without tracing
+    the body again."""
+    position = first
+    for k, nodes in enumerate(layout.nodes):
+        if isinstance(entry[k], _Tripwire) and not entry[k].touched and not is_unset(state[k]):
+            leaves, layout.trees[k] = flatten(state[k])
+            layout.nodes[k] = [Late(export(x, layout.start, {}), nodes[0].marker) for x in leaves]
+            for t in layout.types_of(k):
+                block.insert_argument(position, t)
+                position += 1
+        else:
+            position += len(layout.types_of(k))
+
+
+def _add_slot_nodes(layout: Layout, bindings: Bindings):
+    """Extend the layout with the slots added to ``bindings`` (their values before the loop)."""
+    memo = {}
+    for slot in bindings.slots[len(layout.trees) - len(bindings.names):]:
+        leaves, treedef = flatten(slot.get())
+        layout.trees.append(treedef)
+        layout.nodes.append([export(x, layout.start, memo) for x in leaves])

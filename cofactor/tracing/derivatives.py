@@ -12,42 +12,18 @@ Enzyme also transposes for reverse mode.  Outside differentiated code the functi
 """
 from __future__ import annotations
 
-import contextlib
-import threading
-
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError, located
 from ..ir import ops
 from ..pytree import flatten, unflatten
+from . import context
 from .array import TracedArray, constant
+from .context import in_reverse_mode, is_differentiating  # noqa: F401  (the numpy layer asks here)
 
-_modes = threading.local()
-
-
-def _stack() -> list:
-    if not hasattr(_modes, "stack"):
-        _modes.stack = []
-    return _modes.stack
-
-
-@contextlib.contextmanager
 def differentiating(reverse: bool):
     """Code traced inside is differentiated, in reverse mode when ``reverse``."""
-    _stack().append(reverse)
-    try:
-        yield
-    finally:
-        _stack().pop()
-
-
-def is_differentiating() -> bool:
-    return bool(_stack())
-
-
-def in_reverse_mode() -> bool:
-    """Reverse mode needs loops with a static trip count (Enzyme 0.0.16 tapes them by count)."""
-    return any(_stack())
+    return context.current().differentiating(reverse)
 
 
 def is_differentiable_dtype(dtype) -> bool:
@@ -89,7 +65,7 @@ class custom_jvp:
         if rule is None:
             raise located(TracingError(f"custom_jvp function {self.__name__} is differentiated, but has no rule: "
                                        "set one with .defjvp"))
-        if len(_stack()) > 1:
+        if len(context.current().modes) > 1:
             raise located(UnsupportedError(
                 f"{self.__name__} has a custom derivative rule, which cofactor can apply once but not inside a "
                 "second differentiation (a Hessian, or grad of grad): its higher derivatives are not supported"))

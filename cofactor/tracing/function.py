@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from ..ir import ops
 from ..ir.core import Function, Operation, Value, insertion_point
 from ..pytree import TreeDef, flatten
-from . import state
-from .array import TracedArray
-from .control import Journal
+from . import context
+from .array import Journal, TracedArray, serial_now
 from .trace import output_value
 
 
@@ -46,16 +45,18 @@ class PrivateFunction:
 def trace_private(fn, types, name: str) -> PrivateFunction:
     """Trace ``fn(*params)``, where ``params`` are TracedArrays of the TensorTypes ``types``;
     ``fn`` returns a pytree of arrays and numbers."""
-    symbol = state.current_module().add(Function(state.unique_name(name), types, visibility="private"))
+    trace = context.current()
+    symbol = trace.module.add(Function(trace.unique_name(name), types, visibility="private"))
+    start = serial_now()
     with Journal() as journal, insertion_point(symbol.body):
         params = [TracedArray(v) for v in symbol.arguments]
+        trace.arguments.update(id(p) for p in params)  # updates of these are results: never replaced by copies
         starts = [p.value for p in params]
         out_leaves, out_treedef = flatten(fn(*params))
         results = [output_value(leaf) for leaf in out_leaves]
         updated = [k for k, (p, v) in enumerate(zip(params, starts)) if p.value is not v]
         results += [params[k].value for k in updated]
-        own = {id(p) for p in params}
-        outer = [(a, old) for a, old in journal.mutated() if id(a) not in own]
+        outer = [(a, old) for a, old in journal.written() if a.serial < start]  # made before: the caller's
         results += [a._value for a, _ in outer]
         ops.return_(results)
     for a, old in outer:  # the caller sees the writes once the call is emitted

@@ -6,6 +6,7 @@ function unchanged.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,9 +16,8 @@ from ..ir import ops
 from ..ir.core import Function, Module, insertion_point
 from ..ir.types import TensorType, is_supported_dtype
 from ..pytree import TreeDef, flatten, unflatten
-from . import state
 from .array import TracedArray, constant
-from .state import STATEFUL_TYPES
+from .context import STATEFUL_TYPES, Options, TraceContext, tracing
 
 
 def is_array(x) -> bool:
@@ -53,7 +53,7 @@ def output_value(leaf):
                        "number (outputs must be pytrees of arrays)")
 
 
-def trace(fn, args: tuple, kwargs: dict) -> Trace:
+def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     """Trace ``fn``; an array passed twice (the same object) is one argument, as it is one array."""
     leaves, treedef = flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if is_array(leaf)]
@@ -61,31 +61,31 @@ def trace(fn, args: tuple, kwargs: dict) -> Trace:
     params = sorted({first.setdefault(id(a), k) for k, a in enumerate(arrays)})
     module = Module()
     main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
-    state.begin(module, main)
-    try:
-        with insertion_point(main.body):
-            traced_by_id = {id(arrays[k]): TracedArray(v) for k, v in zip(params, main.arguments)}
-            traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
-                      for i, leaf in enumerate(leaves)]
-            inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
-            originals = [t.value for _, t in inputs]
-            t_args, t_kwargs = unflatten(treedef, traced)
-            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
-            out_values = [output_value(leaf) for leaf in out_leaves]
-            writebacks = []
-            for position, ((k, array), original) in enumerate(zip(inputs, originals)):
-                # NumPy scalars are immutable: an in-place operator on one only rebinds a local name.
-                if array.value is not original and not isinstance(arrays[k], np.generic):
-                    writebacks.append((k, len(out_values)))
-                    # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
-                    main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
-                    out_values.append(array.value)
-            ops.return_(out_values)
-    finally:
-        host_inputs = state.end()
+    context = TraceContext(module, main, options)
+    context.root_frame = sys._getframe()  # where the scans of the program's frames stop
+    with tracing(context), insertion_point(main.body):
+        # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
+        traced_by_id = {id(arrays[k]): TracedArray(v, scalar=isinstance(arrays[k], np.generic))
+                        for k, v in zip(params, main.arguments)}
+        context.arguments.update(id(t) for t in traced_by_id.values())
+        traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
+                  for i, leaf in enumerate(leaves)]
+        inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
+        originals = [t.value for _, t in inputs]
+        t_args, t_kwargs = unflatten(treedef, traced)
+        out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
+        out_values = [output_value(leaf) for leaf in out_leaves]
+        writebacks = []
+        for position, ((k, array), original) in enumerate(zip(inputs, originals)):
+            if array.value is not original:
+                writebacks.append((k, len(out_values)))
+                # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
+                main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
+                out_values.append(array.value)
+        ops.return_(out_values)
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
-                 main.result_types[:len(out_leaves)], writebacks, host_inputs)
+                 main.result_types[:len(out_leaves)], writebacks, context.host_inputs)
 
 
 def _stand_in(leaf, index):

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import ops
 from ..ir.core import Value
+from ..ir.types import TensorType
 
 
 class Lens:
@@ -24,6 +25,21 @@ class Lens:
         """The base's new value after the view is overwritten with ``new`` (view shape, base dtype)."""
         raise NotImplementedError
 
+    def type_of(self, base: TensorType) -> TensorType | None:
+        """The view's type for a base of type ``base`` (None: known only by reading it)."""
+        return None
+
+    # A lens may hold traced values (a traced index): control flow carries them out of a region.
+    def values(self) -> list:
+        return []
+
+    def with_values(self, values) -> "Lens":
+        return self
+
+    def same_template(self, other) -> bool:
+        """Whether ``other`` is this lens up to its traced values."""
+        return type(other) is type(self) and vars(other) == vars(self)
+
 
 class Transpose(Lens):
     def __init__(self, perm):
@@ -31,6 +47,9 @@ class Transpose(Lens):
 
     def read(self, base):
         return ops.transpose(base, self.perm)
+
+    def type_of(self, base):
+        return base.with_shape([base.shape[p] for p in self.perm])
 
     def write(self, base, new):
         return ops.transpose(new, list(np.argsort(self.perm)))
@@ -42,6 +61,9 @@ class Reshape(Lens):
 
     def read(self, base):
         return ops.reshape(base, self.shape)
+
+    def type_of(self, base):
+        return base.with_shape(self.shape)
 
     def write(self, base, new):
         return ops.reshape(new, base.shape)
@@ -56,6 +78,9 @@ class ComplexPart(Lens):
     def read(self, base):
         return ops.real(base) if self.part == "real" else ops.imag(base)
 
+    def type_of(self, base):
+        return base.with_dtype(np.finfo(base.dtype).dtype)
+
     def write(self, base, new):
         re, im = (new, ops.imag(base)) if self.part == "real" else (ops.real(base), new)
         return ops.complex(re, im)
@@ -66,6 +91,19 @@ class ReadOnly(Lens):
 
     def __init__(self, inner: Lens, reason: str, error=ValueError):
         self.inner, self.reason, self.error = inner, reason, error
+
+    def values(self):
+        return self.inner.values()
+
+    def type_of(self, base):
+        return self.inner.type_of(base)
+
+    def with_values(self, values):
+        return ReadOnly(self.inner.with_values(values), self.reason, self.error)
+
+    def same_template(self, other):
+        return type(other) is ReadOnly and (other.reason, other.error) == (self.reason, self.error) \
+            and self.inner.same_template(other.inner)
 
     def read(self, base):
         return self.inner.read(base)
@@ -89,6 +127,23 @@ class BasicIndex(Lens):
     def __init__(self, items, shape):
         self.items = items
         self.shape = tuple(shape)
+
+    def values(self):
+        return [item[1] for item in self.items if item[0] == "index" and isinstance(item[1], Value)]
+
+    def type_of(self, base):
+        return base.with_shape(self.shape)
+
+    def with_values(self, values):
+        values = iter(values)
+        return BasicIndex([("index", next(values)) if item[0] == "index" and isinstance(item[1], Value) else item
+                           for item in self.items], self.shape)
+
+    def same_template(self, other):
+        def template(lens):
+            return [("index", None) if item[0] == "index" and isinstance(item[1], Value) else item
+                    for item in lens.items]
+        return type(other) is BasicIndex and other.shape == self.shape and template(other) == template(self)
 
     def _block(self, base):
         """Per axis: (start, size, step) in ascending base order, and the axes read backwards."""
@@ -156,6 +211,9 @@ class Broadcast(Lens):
     def read(self, base):
         lead = len(self.shape) - base.type.rank
         return ops.broadcast_in_dim(base, self.shape, range(lead, len(self.shape)))
+
+    def type_of(self, base):
+        return base.with_shape(self.shape)
 
 
 def full_slices(shape):

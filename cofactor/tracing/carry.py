@@ -1,0 +1,533 @@
+"""Layouts: how the objects that variables hold are carried out of a region (a branch of a traced
+``if``, the body of a traced loop) and rebuilt after it, keeping NumPy's identities.
+
+A region's result is a list of IR values, but a program's state is Python objects: variables
+bound to arrays, views of arrays, numbers, tuples of them, several variables bound to one array.
+A *layout* describes that state relative to the region, one node per leaf, with shared nodes
+where leaves share an object:
+
+- ``Pre``: an object made before the region, kept as it is (its storage, if the region writes it,
+  is carried separately);
+- ``Owner``: an array made in the region, carried as its value (an array made before it that
+  nothing else can see may be *adopted* as one: it is then replaced by the carried copy, and the
+  original made stale);
+- ``Number``: an immutable value (a NumPy scalar or a Python number), carried as its value;
+- ``View``: a view made in the region, carried as the traced values of its lens over its base;
+- ``Choice``: one of several layouts, chosen at run time (an ``Either`` after the region);
+- ``Static``: a Python object that is not an array, the same in every state;
+- ``Unset`` / ``Late``: no value yet (a variable assigned on some paths only).
+
+*Fitting* a state to a layout checks that the state has that shape and yields the values to carry
+(its *payload*); a state that does not fit is *joined* in (a ``Choice`` grows, a number widens)
+and the region traced again.  *Building* a layout from carried values makes the objects the
+variables hold after the region (or at the top of a loop body).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TracingError, located
+from ..ir import ops
+from ..ir.core import Value
+from ..ir.types import TensorType
+from .array import Either, TracedArray
+
+_SELECTOR = TensorType((), np.dtype(np.int32))
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+class LayoutError(Exception):
+    """Two states cannot share a layout: arrays of different ``types`` (two TensorTypes), or Python
+    objects that differ.  The caller says which variable and where."""
+
+    def __init__(self, message, types=None):
+        super().__init__(message)
+        self.types = types
+
+
+class Undefined:
+    """The value of a variable that has none on some path (assigned in one branch only, or only
+    inside a loop); any use raises an error with ``message``."""
+
+    def __init__(self, message):
+        object.__setattr__(self, "message", message)
+
+    def _fail(self, *args, **kwargs):
+        raise located(TracingError(object.__getattribute__(self, "message")))
+
+    __getattr__ = __call__ = __getitem__ = __setitem__ = __bool__ = __iter__ = __len__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _fail
+    __array_ufunc__ = __array_function__ = __index__ = __float__ = __int__ = _fail
+
+
+UNBOUND = object()  # what the getter reports for a variable not assigned yet
+
+
+def is_unset(x) -> bool:
+    return x is UNBOUND or isinstance(x, Undefined)
+
+
+def is_number(x) -> bool:
+    return isinstance(x, (*_PYTHON_NUMBERS, np.generic)) or isinstance(x, TracedArray) and x.scalar
+
+
+def _number_type(x):
+    """(TensorType, weak Python type) of a number."""
+    if isinstance(x, TracedArray):
+        return x.type, x.weak
+    weak = type(x) if type(x) in (int, float, complex) else None
+    return TensorType((), np.asarray(x).dtype), weak
+
+
+def _number_value(x, t: TensorType) -> Value:
+    if isinstance(x, TracedArray):
+        v = ops.convert(x.value, t.dtype)
+    else:
+        v = ops.constant(np.asarray(x, dtype=t.dtype))
+    return ops.broadcast_in_dim(v, t.shape, range(len(t.shape) - v.type.rank, len(t.shape)))
+
+
+def _zeros(t: TensorType) -> Value:
+    return ops.broadcast_in_dim(ops.constant(np.zeros((), t.dtype)), t.shape, ())
+
+
+class Fitting:
+    """One fit of a state to a layout.  ``emit``: build the payload (in the current block);
+    otherwise only check.  ``start``: objects with a later serial were made in the region;
+    ``adoptable``: ids of owners made before it that may be carried as values; ``shared``: ids
+    of owners more than one leaf of the state holds."""
+
+    def __init__(self, start: int, adoptable, emit: bool, shared=frozenset()):
+        self.start, self.adoptable, self.emit, self.shared = start, adoptable, emit, shared
+        self.values: list = []
+        self.memo: dict = {}      # id(object) -> node it fitted
+        self.used: dict = {}      # id(node) -> object that fitted it
+        self.adopted: dict = {}   # id -> owner made before the region and carried as a value
+        self.widen: dict = {}     # node -> the Number it must become
+
+    def made_here(self, x) -> bool:
+        return x.serial >= self.start
+
+    def fit(self, node, x) -> bool:
+        """Fit ``x`` to ``node``, appending its payload; on failure nothing changes.  An array made
+        in the region fits one node, and a node one such array: what the state shares, the layout
+        shares."""
+        saved = len(self.values), dict(self.memo), dict(self.used), dict(self.adopted), dict(self.widen)
+        made = isinstance(x, TracedArray) and not x.scalar and (self.made_here(x) or id(x) in self.adoptable) \
+            and isinstance(node, (Owner, View)) or isinstance(x, Either) and isinstance(node, Choice)
+        if made and (self.memo.get(id(x), node) is not node or self.used.get(id(node), x) is not x):
+            ok = False
+        else:
+            ok = node.fit(x, self)
+        if ok:
+            if made:
+                self.memo[id(x)] = node
+                self.used[id(node)] = x
+            return True
+        del self.values[saved[0]:]
+        self.memo, self.used, self.adopted, self.widen = saved[1:]
+        return False
+
+    def value(self, make):
+        self.values.append(make() if self.emit else None)
+
+
+class Node:
+    def fit(self, x, f: Fitting) -> bool:
+        raise NotImplementedError
+
+    def types(self) -> list:
+        """The types of its payload."""
+        return []
+
+    def build(self, values, b: dict):
+        """The object for the payload ``values`` (an iterator); ``b``: node id -> object built."""
+        raise NotImplementedError
+
+    def placeholder(self) -> list:
+        """A payload for when this node is not the chosen one."""
+        return [_zeros(t) for t in self.types()]
+
+    def nodes(self):
+        yield self
+
+
+class Pre(Node):
+    def __init__(self, obj):
+        self.obj = obj
+
+    def fit(self, x, f):
+        return x is self.obj
+
+    def build(self, values, b):
+        return self.obj
+
+
+class Static(Node):
+    def __init__(self, value):
+        self.value = value
+
+    def fit(self, x, f):
+        if x is self.value:
+            return True
+        try:
+            return type(x) is type(self.value) and not isinstance(x, TracedArray) and bool(x == self.value)
+        except (TypeError, ValueError):
+            return False
+
+    def build(self, values, b):
+        return self.value
+
+
+class Unset(Node):
+    def __init__(self, marker):
+        self.marker = marker
+
+    def fit(self, x, f):
+        return is_unset(x)
+
+    def build(self, values, b):
+        return self.marker
+
+
+class Owner(Node):
+    """An array made in the region (or adopted), carried by value."""
+
+    def __init__(self, type: TensorType):
+        self.type = type
+
+    def fit(self, x, f):
+        if isinstance(x, Either):
+            return self._fit_either(x, f)
+        if not isinstance(x, TracedArray) or x.scalar or x.lens is not None or x.type != self.type:
+            return False
+        if not f.made_here(x):
+            if id(x) not in f.adoptable:
+                return False
+            f.adopted[id(x)] = x
+        f.value(lambda: x._value)
+        return True
+
+    def _fit_either(self, x, f):
+        """An Either made in the region whose arrays nothing else holds is just its value."""
+        owners = x.owners()
+        if not f.made_here(x) or x.type != self.type or any(
+                not (f.made_here(o) or id(o) in f.adoptable) or id(o) in f.shared or f.memo.get(id(o), self) is not self
+                for o in owners):
+            return False
+        for o in owners:
+            f.memo[id(o)] = self
+            if not f.made_here(o):
+                f.adopted[id(o)] = o
+        f.value(lambda: x.value)
+        return True
+
+    def types(self):
+        return [self.type]
+
+    def build(self, values, b):
+        value = next(values)  # a node shared by several leaves has its payload at each of them
+        if id(self) not in b:
+            b[id(self)] = TracedArray(value)
+        return b[id(self)]
+
+
+class Number(Node):
+    """An immutable value: a NumPy scalar or a Python number (``weak``), or, with ``broadcast``
+    (a conditional expression's value), any array its arms' values broadcast to."""
+
+    def __init__(self, type: TensorType, weak, broadcast=False):
+        self.type, self.weak, self.broadcast = type, weak, broadcast
+
+    def fit(self, x, f):
+        if not is_number(x) and not (self.broadcast and isinstance(x, TracedArray)):
+            return False
+        t, weak = _number_type(x)
+        shape = self.type.shape
+        if t.shape != shape:
+            try:
+                shape = np.broadcast_shapes(t.shape, shape) if self.broadcast else None
+            except ValueError:
+                shape = None
+            if shape is None:
+                return False
+        dtype = np.result_type(self.type.dtype, t.dtype)
+        if dtype != self.type.dtype or shape != self.type.shape or self.weak is not None and weak is None:
+            f.widen[self] = Number(TensorType(shape, dtype), self.weak if weak else None, self.broadcast)
+        f.value(lambda: _number_value(x, self.type))
+        return True
+
+    def types(self):
+        return [self.type]
+
+    def build(self, values, b):
+        return TracedArray(next(values), scalar=not self.broadcast, weak=self.weak)
+
+
+class View(Node):
+    """A view made in the region, of an object carried by ``base``."""
+
+    def __init__(self, base: Node, lens, type: TensorType):
+        self.base, self.lens, self.type = base, lens, type
+
+    def fit(self, x, f):
+        if not isinstance(x, TracedArray) or x.lens is None or not f.made_here(x) or x.scalar \
+                or not self.lens.same_template(x.lens) or not f.fit(self.base, x.base):
+            return False
+        for v in x.lens.values():
+            f.value(lambda v=v: v)
+        return True
+
+    def types(self):
+        return self.base.types() + [v.type for v in self.lens.values()]
+
+    def build(self, values, b):
+        base = self.base.build(values, b)
+        lens = self.lens.with_values([next(values) for _ in self.lens.values()])
+        if id(self) not in b:
+            b[id(self)] = TracedArray(None, base, lens)
+        return b[id(self)]
+
+    def nodes(self):
+        yield self
+        yield from self.base.nodes()
+
+
+class Choice(Node):
+    """One of ``alternatives`` (array layouts of one type), chosen by a carried selector.  Its first
+    ``Owner`` alternative, if any, is the built Either's *mirror*: it always carries the chosen
+    array's value, so reading the Either needs no select."""
+
+    def __init__(self, alternatives):
+        self.alternatives = list(alternatives)
+        types = list(dict.fromkeys(_array_type(a) for a in self.alternatives))
+        if len(types) > 1:
+            raise LayoutError("arrays of different shapes or dtypes", types[:2])
+        self.mirror = next((k for k, a in enumerate(self.alternatives) if isinstance(a, Owner)), None)
+
+    def types(self):
+        return [_SELECTOR] + [t for a in self.alternatives for t in a.types()]
+
+    def fit(self, x, f):
+        resolved = self._resolve(x, f)
+        if resolved is None:
+            return False
+        selector, payloads = resolved
+        f.values.append(selector)
+        for payload in payloads:
+            f.values += payload
+        return True
+
+    def _resolve(self, x, f):
+        """(selector, one payload per alternative) for ``x``, or None."""
+        if isinstance(x, Either) and len(x.choices) == len(self.alternatives) and f.made_here(x):
+            # The Either this node built (a loop body's variable it did not rebind): choice k fits alternative k.
+            start = len(f.values)
+            if all(f.fit(alt, c) for alt, c in zip(self.alternatives, x.choices)):
+                flat, payloads = f.values[start:], []
+                for alt in self.alternatives:
+                    payloads.append(flat[:len(alt.types())])
+                    flat = flat[len(alt.types()):]
+                del f.values[start:]
+                return x.selector, payloads
+            del f.values[start:]
+        for k, alt in enumerate(self.alternatives):
+            start = len(f.values)
+            if f.fit(alt, x):
+                mine = f.values[start:]
+                del f.values[start:]
+                payloads = [mine if j == k else self._placeholder(a, f) for j, a in enumerate(self.alternatives)]
+                if self.mirror is not None and self.mirror != k:
+                    payloads[self.mirror] = [x.value if f.emit else None]
+                return self._constant(k, f), payloads
+        if isinstance(x, Either) and f.made_here(x):
+            # An Either made in the region (by a branch inside it): each of its choices is resolved on
+            # its own, as the world where the selector picks it, then the payloads are selected.
+            parts = []
+            for c in x.choices:
+                world = dict(f.memo), dict(f.used)
+                parts.append(self._resolve(c, f))
+                f.memo, f.used = world
+            if any(p is None for p in parts):
+                return None
+            selector = _pick(x, [s for s, _ in parts], f)
+            payloads = [[_pick(x, list(vs), f) for vs in zip(*[p[j] for _, p in parts])]
+                        for j in range(len(self.alternatives))]
+            return selector, payloads
+        return None
+
+    @staticmethod
+    def _constant(k, f):
+        return ops.constant(np.array(k, np.int32)) if f.emit else None
+
+    @staticmethod
+    def _placeholder(alt, f):
+        return alt.placeholder() if f.emit else [None] * len(alt.types())
+
+    def build(self, values, b):
+        selector = next(values)
+        alternatives = [a.build(values, b) for a in self.alternatives]
+        if id(self) not in b:
+            b[id(self)] = Either(selector, alternatives, self.mirror)
+        return b[id(self)]
+
+    def nodes(self):
+        yield self
+        for a in self.alternatives:
+            yield from a.nodes()
+
+
+class Late(Node):
+    """``node``, or no value (a variable assigned on some paths only): no value fits with a placeholder."""
+
+    def __init__(self, node: Node, marker):
+        self.node, self.marker = node, marker
+
+    def types(self):
+        return self.node.types()
+
+    def fit(self, x, f):
+        if is_unset(x):
+            if f.emit:
+                f.values += self.node.placeholder()
+            else:
+                f.values += [None] * len(self.node.types())
+            return True
+        return f.fit(self.node, x)
+
+    def build(self, values, b):
+        return self.node.build(values, b)
+
+    def nodes(self):
+        yield self
+        yield from self.node.nodes()
+
+
+def _pick(either: Either, values: list, f):
+    """The value of ``values`` (one per choice of ``either``) that its selector picks."""
+    if not f.emit:
+        return None
+    result = values[-1]
+    for k in range(len(values) - 2, -1, -1):
+        chosen = ops.compare(either.selector, ops.constant(np.array(k, np.int32)), "EQ")
+        result = ops.select(ops.broadcast_in_dim(chosen, result.shape, ()), values[k], result)
+    return result
+
+
+def _array_type(node) -> TensorType:
+    if isinstance(node, Pre):
+        return node.obj.type
+    if isinstance(node, (Owner, View)):
+        return node.type
+    if isinstance(node, Choice):
+        return _array_type(node.alternatives[0])
+    raise LayoutError("an array in one case and a Python object in another")
+
+
+def shared_owners(leaves) -> frozenset:
+    """ids of the owners that more than one of ``leaves`` holds (directly, or as a view or a choice)."""
+    seen, shared = set(), set()
+    for leaf in leaves:
+        if isinstance(leaf, TracedArray) and not leaf.scalar:
+            for owner in {id(o) for o in leaf.owners()}:
+                (shared if owner in seen else seen).add(owner)
+    return frozenset(shared)
+
+
+def export(x, start: int, memo: dict) -> Node:
+    """The layout of ``x`` alone (``memo``: id -> node, so that shared objects share nodes)."""
+    if id(x) in memo:
+        return memo[id(x)]
+    if is_unset(x):
+        node = Unset(x)
+    elif not isinstance(x, TracedArray):
+        return Static(x)  # a Python object, or a number known now: it stays Python while it is the same
+    elif x.scalar:
+        return Number(*_number_type(x))
+    elif x.serial < start:
+        node = Pre(x)
+    elif isinstance(x, Either):
+        node = Choice(_alternatives([export(c, start, memo) for c in x.choices]))
+    elif x.lens is None:
+        node = Owner(x.type)
+    else:
+        node = View(export(x.base, start, memo), x.lens, x.type)
+    memo[id(x)] = node
+    return node
+
+
+def join(node: Node, x, start: int, adoptable, memo: dict) -> Node:
+    """A layout that fits what ``node`` fits and ``x`` too (``memo``: the nodes the other leaves of
+    ``x``'s state fitted, so that an object they share keeps one node)."""
+    shared = memo.get(id(x))  # the node another leaf of the state fitted x to: both must keep it
+    other = shared or _adopted(export(x, start, dict(memo)), adoptable)
+    node = _adopted(node, adoptable)
+    if isinstance(node, Late):
+        return Late(join(node.node, x, start, adoptable, memo), node.marker)
+    if isinstance(other, Unset):
+        return node if isinstance(node, Unset) else Late(node, other.marker)
+    if isinstance(node, Unset):
+        return Late(other, node.marker)
+    node, other = as_number(node), as_number(other)
+    if isinstance(node, Number) and isinstance(other, Number):
+        return _wider(node, other)
+    if isinstance(node, Static) or isinstance(other, Static):
+        raise LayoutError("a Python object (not an array or a number) that differs")
+    node, other = _as_array(node), _as_array(other)
+    if isinstance(node, Owner) and isinstance(other, Owner) and node.type == other.type and shared is None:
+        return node
+    return Choice(_alternatives([node, other]))
+
+
+def _alternatives(nodes) -> list:
+    """The alternatives of a Choice among ``nodes``: nested Choices flattened (a choice among
+    choices is a choice among their alternatives), each array made before the region once."""
+    out, pre = [], set()
+    for node in nodes:
+        for alt in node.alternatives if isinstance(node, Choice) else [node]:
+            if any(alt is o for o in out):
+                continue
+            if isinstance(alt, Pre):
+                if id(alt.obj) in pre:
+                    continue
+                pre.add(id(alt.obj))
+            out.append(alt)
+    return out
+
+
+def _wider(a: Number, b: Number) -> Number:
+    try:
+        shape = np.broadcast_shapes(a.type.shape, b.type.shape) if a.broadcast else a.type.shape
+    except ValueError:
+        raise LayoutError("shapes that do not broadcast", (a.type, b.type)) from None
+    if shape != b.type.shape and not a.broadcast:
+        raise LayoutError("numbers of different shapes", (a.type, b.type))
+    weak = a.weak if a.weak is not None and b.weak is not None else None
+    if weak is not None:  # Python's own promotion: int < float < complex
+        weak = max(a.weak, b.weak, key=[bool, int, float, complex].index)
+    return Number(TensorType(shape, np.result_type(a.type.dtype, b.type.dtype)), weak, a.broadcast)
+
+
+def expect_made(node: Node, adoptable) -> Node:
+    """``node`` joined with a new array of its type (a variable a loop body rebinds)."""
+    node = _adopted(node, adoptable)
+    return node if isinstance(node, Owner) else Choice([node, Owner(_array_type(node))])
+
+
+def _adopted(node: Node, adoptable) -> Node:
+    """An array made before the region that nothing else sees is carried by value when its variable changes."""
+    if isinstance(node, Pre) and id(node.obj) in adoptable:
+        return Owner(node.obj.type)
+    return node
+
+
+def as_number(node: Node) -> Node:
+    """A number known at trace time that must become a traced one."""
+    if isinstance(node, Static) and is_number(node.value):
+        return Number(*_number_type(node.value))
+    return node
+
+
+def _as_array(node: Node) -> Node:
+    """A number joined with an array becomes a carried array of its value."""
+    return Owner(node.type) if isinstance(node, Number) else node

@@ -1,0 +1,136 @@
+"""The trace context: everything one trace of a user function holds, in one object.
+
+A trace builds one module.  Its context is the IR builder (the insertion point and the
+operation budget) plus what tracing needs on top: the loop options of ``cf.jit``, host inputs
+(arguments fetched at every call from somewhere other than the caller's arrays, such as a
+random generator's next key), objects made once per trace, the open mutation journals of the
+branches and loops being traced, the running flags of bounded loops, and whether (and how) the
+code being traced is differentiated.  One context is active per thread (``ir.core.building``),
+so several threads can trace at once.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir.core import Builder, Function, Module, Value, active_builder, building
+from ..ir.types import TensorType
+
+# Leaf type -> converter(leaf, leaf_index) giving the traced stand-in passed to the user's function.
+STATEFUL_TYPES: dict = {}
+
+DEFAULT_UNROLL = 8
+DEFAULT_OP_BUDGET = 200_000
+
+
+@dataclass
+class HostInput:
+    """An extra argument whose value ``fetch(leaves)`` produces at every call (leaves: the
+    call's flattened arguments)."""
+
+    type: TensorType
+    fetch: Callable
+
+
+@dataclass(frozen=True)
+class Options:
+    """How control flow is traced (``cf.jit``'s options).
+
+    ``unroll``: static loops of at most this many iterations run as Python; ``bound``: the
+    static trip count of loops with a traced condition (``max_iterations``); ``attributes``:
+    Enzyme's checkpointing attributes for the loops; ``budget``: the most operations a trace
+    may build before it stops with an error."""
+
+    unroll: int = DEFAULT_UNROLL
+    bound: int | None = None
+    attributes: dict | None = None
+    budget: int | None = DEFAULT_OP_BUDGET
+
+    @staticmethod
+    def of(unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET) -> "Options":
+        attributes = {}
+        if checkpoint:
+            attributes["enzyme.enable_checkpointing"] = "true"
+            if checkpoint is not True:
+                attributes["enzyme.checkpoint_period"] = f"{int(checkpoint)} : i64"
+        return Options(unroll, max_iterations, attributes or None, op_budget)
+
+
+class TraceContext(Builder):
+    """The state of one trace (see the module docstring)."""
+
+    def __init__(self, module: Module, function: Function, options: Options):
+        super().__init__(options.budget)
+        self.module = module
+        self.function = function
+        self.options = options
+        self.host_inputs: list[HostInput] = []
+        self.objects: dict = {}
+        self.names: set = set()
+        self.journals: list = []   # open mutation journals, innermost last
+        self.running: list = []    # i1 running flags of the loops being traced (None: no bound)
+        self.modes: list = []      # differentiation modes around the code being traced (True: reverse)
+        self.arguments: set = set()  # ids of the arrays the caller passed in (their updates go back)
+        self.root_frame = None       # the frame that started the trace: scans of the program stop there
+
+    def unique_name(self, prefix: str) -> str:
+        """A function name not yet used in the module being traced."""
+        name, k = prefix, 0
+        while name in self.names:
+            k += 1
+            name = f"{prefix}_{k}"
+        self.names.add(name)
+        return name
+
+    def host_input(self, type: TensorType, fetch: Callable) -> Value:
+        """A new argument of the traced function, filled by ``fetch(leaves)`` at each call."""
+        arg = self.function.body.add_argument(type)
+        self.host_inputs.append(HostInput(type, fetch))
+        return arg
+
+    def per_trace(self, key, make: Callable):
+        """One object per trace under ``key`` (e.g. the traced stand-in of NumPy's global generator)."""
+        if key not in self.objects:
+            self.objects[key] = make()
+        return self.objects[key]
+
+    def entry_block(self):
+        """The body of the traced function: a value made there is visible in all of it."""
+        return self.function.body
+
+    @contextlib.contextmanager
+    def differentiating(self, reverse: bool):
+        """Code traced inside is differentiated, in reverse mode when ``reverse``."""
+        self.modes.append(reverse)
+        try:
+            yield
+        finally:
+            self.modes.pop()
+
+
+def current() -> TraceContext:
+    """The context of the trace running in this thread."""
+    context = active_builder()
+    if not isinstance(context, TraceContext):
+        raise RuntimeError("no function is being traced")
+    return context
+
+
+def is_tracing() -> bool:
+    """Whether a function is being traced in this thread (so a transform emits ops instead of compiling)."""
+    return isinstance(active_builder(), TraceContext)
+
+
+def tracing(context: TraceContext):
+    """Make ``context`` the active trace of this thread while the block runs."""
+    return building(context)
+
+
+def is_differentiating() -> bool:
+    return is_tracing() and bool(current().modes)
+
+
+def in_reverse_mode() -> bool:
+    """Reverse mode needs loops with a static trip count (Enzyme 0.0.16 tapes them by count)."""
+    return is_tracing() and any(current().modes)
