@@ -69,3 +69,42 @@ print(sorted(p.split('<')[0] for p in upstream - curated))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == str(sorted(EXCLUDED_PATTERNS))
+
+
+# Regressions for patterns excluded as wrong (EXCLUDED_PATTERNS): each program under the default
+# optimize, and optimize=True, against NumPy.
+
+def _shift_then_scale(s):
+    s[1:] += s[:-1]
+    s[:-1] *= 1.5
+    return s
+
+
+def _overlapping_writes(x, u1, u2):
+    y = x.copy()
+    y[2:6] = u2
+    y[0:3] = u1  # starts before the first write and ends inside it
+    return y
+
+
+def _xor_loop(x):
+    k = 5
+    for _ in range(10):  # more iterations than the unroll limit: a stablehlo.while
+        k = k ^ 3
+    return k, x
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_dus_dus_concat_overlapping_updates(optimize):
+    got = cf.jit(_shift_then_scale, optimize=optimize)(np.arange(5.0))
+    np.testing.assert_array_equal(np.asarray(got), _shift_then_scale(np.arange(5.0)))
+    assert np.asarray(got)[-1] == 7.0  # dus_dus_concat made it 1.0
+    x, u1, u2 = np.arange(8.0), -np.arange(1.0, 4.0), np.arange(10.0, 14.0)
+    np.testing.assert_array_equal(np.asarray(cf.jit(_overlapping_writes, optimize=optimize)(x, u1, u2)),
+                                  _overlapping_writes(x, u1, u2))
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_broadcast_reduce_xor_in_a_loop(optimize):
+    k, _ = cf.jit(_xor_loop, optimize=optimize)(np.arange(3.0))
+    assert int(np.asarray(k)) == _xor_loop(None)[0] == 5  # broadcast_reduce made it 6
