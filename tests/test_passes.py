@@ -1,7 +1,11 @@
-"""The Enzyme-JAX worker: pipelines, failures and crashes become CompilationError."""
+"""The Enzyme-JAX worker: pipelines, failures and crashes become CompilationError; it dies with
+its parent."""
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -108,3 +112,119 @@ def test_dus_dus_concat_overlapping_updates(optimize):
 def test_broadcast_reduce_xor_in_a_loop(optimize):
     k, _ = cf.jit(_xor_loop, optimize=optimize)(np.arange(3.0))
     assert int(np.asarray(k)) == _xor_loop(None)[0] == 5  # broadcast_reduce made it 6
+
+
+# The worker's lifetime.
+
+def _slow_module(steps=300):
+    """A 1-D three-point stencil on two f64[32] updated in turn, unrolled ``steps`` times: the
+    upstream pipeline spends about 10 s on it (300 steps)."""
+    lines = ["%c1 = stablehlo.constant dense<1> : tensor<i64>",
+             "%third = stablehlo.constant dense<3.0> : tensor<30xf64>"]
+    a, b = "%a", "%b"
+    for i in range(2 * steps):
+        src, t = (a, f"%b{i}") if i % 2 == 0 else (b, f"%a{i}")
+        lines += [f"{t}l = stablehlo.slice {src} [0:30] : (tensor<32xf64>) -> tensor<30xf64>",
+                  f"{t}m = stablehlo.slice {src} [1:31] : (tensor<32xf64>) -> tensor<30xf64>",
+                  f"{t}r = stablehlo.slice {src} [2:32] : (tensor<32xf64>) -> tensor<30xf64>",
+                  f"{t}s = stablehlo.add {t}l, {t}m : tensor<30xf64>",
+                  f"{t}t = stablehlo.add {t}s, {t}r : tensor<30xf64>",
+                  f"{t}d = stablehlo.divide {t}t, %third : tensor<30xf64>",
+                  f"{t} = stablehlo.dynamic_update_slice {b if i % 2 == 0 else a}, {t}d, %c1"
+                  " : (tensor<32xf64>, tensor<30xf64>, tensor<i64>) -> tensor<32xf64>"]
+        a, b = (a, t) if i % 2 == 0 else (t, b)
+    return ("module {\n func.func @main(%a: tensor<32xf64>, %b: tensor<32xf64>) -> (tensor<32xf64>, tensor<32xf64>) {\n"
+            + "\n".join(lines) + f"\nreturn {a}, {b} : tensor<32xf64>, tensor<32xf64>\n }}\n}}")
+
+
+def _alive(pid) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead and not yet reaped by its new parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def _gone_within(pid, seconds) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _python(script, *args, **kwargs):
+    return subprocess.Popen([sys.executable, "-c", script, *args], text=True, env={**os.environ, "COFACTOR_CACHE_DIR": ""},
+                            **kwargs)
+
+
+# Starts the worker and prints its pid; then idles (stdin left open) or runs the slow module it reads.
+_STARTS_A_WORKER = """
+import sys
+from cofactor.passes import runner
+runner.run(sys.argv[1], "curated")
+print(runner._worker.process.pid, flush=True)
+runner.run(sys.stdin.read(), "upstream")
+"""
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "in-a-long-pass"])
+def test_worker_exits_when_its_parent_is_killed(busy):
+    child = _python(_STARTS_A_WORKER, IDENTITY, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    pid = int(child.stdout.readline())
+    try:
+        if busy:  # the pass takes ~10 s; a worker that ignored its parent's death would outlive the check
+            child.stdin.write(_slow_module())
+            child.stdin.close()
+            time.sleep(0.5)
+        child.kill()
+        child.wait()
+        assert _gone_within(pid, 5), "the worker outlived its parent"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_worker_started_from_a_short_lived_thread_outlives_the_thread():
+    """Linux's parent-death signal follows the thread that forked the worker: not the caller's."""
+    runner._stop()
+    # The thread exits after the worker answered, so after it asked for the signal.
+    thread = threading.Thread(target=runner._run_in_worker, args=(IDENTITY, "curated", False))
+    thread.start()
+    thread.join()
+    pid = runner._worker.process.pid
+    time.sleep(0.2)
+    assert _alive(pid)
+    assert "func.func @main" in runner._run_in_worker(IDENTITY, "curated", False)
+    assert runner._worker.process.pid == pid
+
+
+# os.fork: the child must not share the parent's pipes to the worker.
+_FORKS = """
+import os, sys
+from cofactor.passes import runner
+runner.run(sys.argv[1], "curated")
+parent_worker = runner._worker.process.pid
+pid = os.fork()
+if pid == 0:
+    ok = "tensor<7xf32>" in runner.run(sys.argv[2], "curated") and runner._worker.process.pid != parent_worker
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), "tensor<f64>" in runner.run(sys.argv[1], "upstream"),
+      runner._worker.process.pid == parent_worker)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_forked_child_starts_its_own_worker():
+    child = _python(_FORKS, IDENTITY, IDENTITY.replace("tensor<f64>", "tensor<7xf32>"), stdout=subprocess.PIPE)
+    out, _ = child.communicate(timeout=60)
+    assert out.split() == ["0", "True", "True"]
