@@ -116,9 +116,9 @@ def test_broadcast_reduce_xor_in_a_loop(optimize):
 
 # The worker's lifetime.
 
-def _slow_module(steps=300):
+def _slow_module(steps=600):
     """A 1-D three-point stencil on two f64[32] updated in turn, unrolled ``steps`` times: the
-    upstream pipeline spends about 10 s on it (300 steps)."""
+    upstream pipeline spends 10-20 s on it (4 s at 300 steps, 11 s at 500, 34 s at 800)."""
     lines = ["%c1 = stablehlo.constant dense<1> : tensor<i64>",
              "%third = stablehlo.constant dense<3.0> : tensor<30xf64>"]
     a, b = "%a", "%b"
@@ -176,18 +176,20 @@ runner.run(sys.stdin.read(), "upstream")
 """
 
 
-@pytest.mark.parametrize("busy", [False, True], ids=["idle", "in-a-long-pass"])
+@pytest.mark.parametrize("busy", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a pass holds the GIL: without Linux's parent-death "
+    "signal the worker notices only when the pass ends"))], ids=["idle", "in-a-long-pass"])
 def test_worker_exits_when_its_parent_is_killed(busy):
     child = _python(_STARTS_A_WORKER, IDENTITY, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     pid = int(child.stdout.readline())
     try:
-        if busy:  # the pass takes ~10 s; a worker that ignored its parent's death would outlive the check
+        if busy:  # a worker that ignored its parent's death would finish the pass first
             child.stdin.write(_slow_module())
             child.stdin.close()
             time.sleep(0.5)
         child.kill()
         child.wait()
-        assert _gone_within(pid, 5), "the worker outlived its parent"
+        assert _gone_within(pid, 3), "the worker outlived its parent"
     finally:
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
