@@ -1,5 +1,5 @@
 """The Enzyme-JAX worker: pipelines, failures and crashes become CompilationError; it dies with
-its parent."""
+its parent; an interrupted request leaves no stale reply."""
 import os
 import signal
 import subprocess
@@ -207,6 +207,59 @@ def test_worker_started_from_a_short_lived_thread_outlives_the_thread():
     assert _alive(pid)
     assert "func.func @main" in runner._run_in_worker(IDENTITY, "curated", False)
     assert runner._worker.process.pid == pid
+
+
+# Ctrl-C during a pipeline: the request is abandoned, the worker killed; the next request gets a
+# fresh worker and its own reply (not the slow module's, which the old worker would send later).
+_INTERRUPTED = """
+import os, signal, sys, threading
+from cofactor.passes import runner
+runner.run(sys.argv[1], "curated")
+first = runner._worker.process.pid
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    runner.run(sys.stdin.read(), "upstream")
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted")
+print(first)
+print(runner.run(sys.argv[2], "curated"))
+print(runner._worker.process.pid)
+"""
+
+
+def test_interrupted_request_kills_the_worker_and_the_next_gets_its_own_reply():
+    other = IDENTITY.replace("tensor<f64>", "tensor<7xf32>")
+    child = _python(_INTERRUPTED, IDENTITY, other, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out, _ = child.communicate(_slow_module(), timeout=60)
+    lines = out.splitlines()
+    assert lines[0] == "interrupted"
+    first, second = int(lines[1]), int(lines[-1])
+    assert second != first and not _alive(first)
+    assert "tensor<7xf32>" in out and "tensor<32xf64>" not in out
+
+
+# Ctrl-C in a terminal signals the whole process group, the worker too; a program that carries on
+# after it keeps its worker (which ignores SIGINT: an interrupted request is the runner's to clean up).
+_CARRIES_ON_AFTER_CTRL_C = """
+import signal, sys
+from cofactor.passes import runner
+signal.signal(signal.SIGINT, lambda *args: None)
+runner.run(sys.argv[1], "curated")
+print(runner._worker.process.pid, flush=True)
+sys.stdin.readline()
+print(runner._worker.process.poll() is None, runner._worker.process.pid)
+"""
+
+
+def test_idle_worker_survives_ctrl_c_to_the_process_group():
+    child = _python(_CARRIES_ON_AFTER_CTRL_C, IDENTITY, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    start_new_session=True)
+    pid = int(child.stdout.readline())
+    os.killpg(child.pid, signal.SIGINT)
+    time.sleep(0.3)
+    out, _ = child.communicate("\n", timeout=30)
+    assert out.split() == ["True", str(pid)]
 
 
 # os.fork: the child must not share the parent's pipes to the worker.

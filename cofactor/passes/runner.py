@@ -2,7 +2,9 @@
 
 A crash of the worker becomes a ``CompilationError`` carrying what the worker
 printed to stderr (where MLIR parse errors and LLVM aborts go); the next
-request starts a fresh worker.
+request starts a fresh worker.  So does an interrupted request (Ctrl-C while a
+pipeline runs): the worker is killed, not left to send a reply the next request
+would read.
 
 The worker exits when this process dies (worker.py); for Linux's parent-death
 signal, which fires when the thread that started the worker exits, workers are
@@ -176,7 +178,12 @@ def _run_in_worker(text: str, kind: str, differentiate: bool) -> str:
     global _worker
     start()
     with _lock:
-        reply, stderr, returncode = _worker.call((text, kind, differentiate))
+        try:
+            reply, stderr, returncode = _worker.call((text, kind, differentiate))
+        except BaseException:  # KeyboardInterrupt: where the exchange stopped is unknown
+            _worker.kill()
+            _worker = None
+            raise
         if reply is None:
             _worker.close()
             _worker = None

@@ -9,7 +9,8 @@ differentiate)``, reply ``("ok", text)`` or ``("error", message)``.
 It dies with its parent: idle, it sees EOF on the request pipe; busy in a pass
 (which holds the GIL, so no Python code of its own runs), the kernel kills it
 (Linux's parent-death signal); elsewhere a watchdog thread notices the new
-parent pid once the pass gives the GIL back.
+parent pid once the pass gives the GIL back.  Ctrl-C is the parent's business
+(the runner kills an interrupted worker), so it ignores SIGINT.
 """
 import ctypes
 import importlib.util
@@ -77,6 +78,7 @@ def _exit_with_parent(parent: int, poll_s: float = 1.0):
 
 
 def main():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if len(sys.argv) > 3:
         _exit_with_parent(int(sys.argv[3]))
     requests = os.fdopen(int(sys.argv[1]), "rb")
