@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import cofactor as cf
-from cofactor.passes import pipelines, runner
+from cofactor.passes import pipelines, runner, worker
 from cofactor.passes.pipelines import EXCLUDED_PATTERNS
 
 IDENTITY = "module { func.func @main(%a: tensor<f64>) -> tensor<f64> { return %a : tensor<f64> } }"
@@ -207,6 +207,23 @@ def test_worker_started_from_a_short_lived_thread_outlives_the_thread():
     assert _alive(pid)
     assert "func.func @main" in runner._run_in_worker(IDENTITY, "curated", False)
     assert runner._worker.process.pid == pid
+
+
+def test_worker_started_through_a_wrapper_process_serves():
+    """``sys.executable`` may be a wrapper that runs Python as its child: the worker's parent is then
+    not the process that asked for it, which is no reason to exit."""
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    command = f'"{sys.executable}" "{runner._WORKER_SCRIPT}" {req_r} {rep_w} {os.getpid()}; exit $?'
+    process = subprocess.Popen(["sh", "-c", command], pass_fds=(req_r, rep_w))
+    os.close(req_r)
+    os.close(rep_w)
+    with os.fdopen(req_w, "wb") as requests, os.fdopen(rep_r, "rb") as replies:
+        assert worker.read_message(replies) == ("ready", None)
+        worker.write_message(requests, (IDENTITY, "curated", False))
+        status, text = worker.read_message(replies)
+        assert status == "ok" and "func.func @main" in text
+    assert process.wait(timeout=30) == 0
 
 
 # Ctrl-C during a pipeline: the request is abandoned, the worker killed; the next request gets a

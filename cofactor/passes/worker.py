@@ -65,13 +65,19 @@ def _exit_with_parent(parent: int, poll_s: float = 1.0):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         except (OSError, AttributeError):
             pass
-    if os.getppid() != parent:  # it died before the signal was asked for (or this is no child of it)
-        os._exit(1)
+    started_by = os.getppid()
+    if started_by != parent:  # the parent died before the signal was asked for, or a wrapper started this
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:
+            pass
 
     def watch():  # portable, but runs only while no pass holds the GIL
         while True:
             time.sleep(poll_s)
-            if os.getppid() != parent:  # reparented: to init, or to a subreaper
+            if os.getppid() != started_by:  # reparented: to init, or to a subreaper
                 os._exit(1)
 
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
