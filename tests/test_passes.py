@@ -1,14 +1,18 @@
-"""The Enzyme-JAX worker: pipelines, failures and crashes become CompilationError."""
+"""The Enzyme-JAX worker: pipelines, failures and crashes become CompilationError; it dies with
+its parent; an interrupted request leaves no stale reply."""
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 import warnings
 
 import numpy as np
 import pytest
 
 import cofactor as cf
-from cofactor.passes import pipelines, runner
+from cofactor.passes import pipelines, runner, worker
 from cofactor.passes.pipelines import EXCLUDED_PATTERNS
 
 IDENTITY = "module { func.func @main(%a: tensor<f64>) -> tensor<f64> { return %a : tensor<f64> } }"
@@ -69,3 +73,230 @@ print(sorted(p.split('<')[0] for p in upstream - curated))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == str(sorted(EXCLUDED_PATTERNS))
+
+
+# Regressions for patterns excluded as wrong (EXCLUDED_PATTERNS): each program under the default
+# optimize, and optimize=True, against NumPy.
+
+def _shift_then_scale(s):
+    s[1:] += s[:-1]
+    s[:-1] *= 1.5
+    return s
+
+
+def _overlapping_writes(x, u1, u2):
+    y = x.copy()
+    y[2:6] = u2
+    y[0:3] = u1  # starts before the first write and ends inside it
+    return y
+
+
+def _xor_loop(x):
+    k = 5
+    for _ in range(10):  # more iterations than the unroll limit: a stablehlo.while
+        k = k ^ 3
+    return k, x
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_dus_dus_concat_overlapping_updates(optimize):
+    got = cf.jit(_shift_then_scale, optimize=optimize)(np.arange(5.0))
+    np.testing.assert_array_equal(np.asarray(got), _shift_then_scale(np.arange(5.0)))
+    assert np.asarray(got)[-1] == 7.0  # dus_dus_concat made it 1.0
+    x, u1, u2 = np.arange(8.0), -np.arange(1.0, 4.0), np.arange(10.0, 14.0)
+    np.testing.assert_array_equal(np.asarray(cf.jit(_overlapping_writes, optimize=optimize)(x, u1, u2)),
+                                  _overlapping_writes(x, u1, u2))
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_broadcast_reduce_xor_in_a_loop(optimize):
+    k, _ = cf.jit(_xor_loop, optimize=optimize)(np.arange(3.0))
+    assert int(np.asarray(k)) == _xor_loop(None)[0] == 5  # broadcast_reduce made it 6
+
+
+# The worker's lifetime.
+
+def _slow_module(steps=600):
+    """A 1-D three-point stencil on two f64[32] updated in turn, unrolled ``steps`` times: the
+    upstream pipeline spends 10-20 s on it (4 s at 300 steps, 11 s at 500, 34 s at 800)."""
+    lines = ["%c1 = stablehlo.constant dense<1> : tensor<i64>",
+             "%third = stablehlo.constant dense<3.0> : tensor<30xf64>"]
+    a, b = "%a", "%b"
+    for i in range(2 * steps):
+        src, t = (a, f"%b{i}") if i % 2 == 0 else (b, f"%a{i}")
+        lines += [f"{t}l = stablehlo.slice {src} [0:30] : (tensor<32xf64>) -> tensor<30xf64>",
+                  f"{t}m = stablehlo.slice {src} [1:31] : (tensor<32xf64>) -> tensor<30xf64>",
+                  f"{t}r = stablehlo.slice {src} [2:32] : (tensor<32xf64>) -> tensor<30xf64>",
+                  f"{t}s = stablehlo.add {t}l, {t}m : tensor<30xf64>",
+                  f"{t}t = stablehlo.add {t}s, {t}r : tensor<30xf64>",
+                  f"{t}d = stablehlo.divide {t}t, %third : tensor<30xf64>",
+                  f"{t} = stablehlo.dynamic_update_slice {b if i % 2 == 0 else a}, {t}d, %c1"
+                  " : (tensor<32xf64>, tensor<30xf64>, tensor<i64>) -> tensor<32xf64>"]
+        a, b = (a, t) if i % 2 == 0 else (t, b)
+    return ("module {\n func.func @main(%a: tensor<32xf64>, %b: tensor<32xf64>) -> (tensor<32xf64>, tensor<32xf64>) {\n"
+            + "\n".join(lines) + f"\nreturn {a}, {b} : tensor<32xf64>, tensor<32xf64>\n }}\n}}")
+
+
+def _alive(pid) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead and not yet reaped by its new parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def _gone_within(pid, seconds) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _python(script, *args, **kwargs):
+    return subprocess.Popen([sys.executable, "-c", script, *args], text=True, env={**os.environ, "COFACTOR_CACHE_DIR": ""},
+                            **kwargs)
+
+
+# Starts the worker and prints its pid; then idles (stdin left open) or runs the slow module it reads.
+_STARTS_A_WORKER = """
+import sys
+from cofactor.passes import runner
+runner.run(sys.argv[1], "curated")
+print(runner._worker.process.pid, flush=True)
+runner.run(sys.stdin.read(), "upstream")
+"""
+
+
+@pytest.mark.parametrize("busy", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a pass holds the GIL: without Linux's parent-death "
+    "signal the worker notices only when the pass ends"))], ids=["idle", "in-a-long-pass"])
+def test_worker_exits_when_its_parent_is_killed(busy):
+    child = _python(_STARTS_A_WORKER, IDENTITY, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    pid = int(child.stdout.readline())
+    try:
+        if busy:  # a worker that ignored its parent's death would finish the pass first
+            child.stdin.write(_slow_module())
+            child.stdin.close()
+            time.sleep(0.5)
+        child.kill()
+        child.wait()
+        assert _gone_within(pid, 3), "the worker outlived its parent"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_worker_started_from_a_short_lived_thread_outlives_the_thread():
+    """Linux's parent-death signal follows the thread that forked the worker: not the caller's."""
+    runner._stop()
+    # The thread exits after the worker answered, so after it asked for the signal.
+    thread = threading.Thread(target=runner._run_in_worker, args=(IDENTITY, "curated", False))
+    thread.start()
+    thread.join()
+    pid = runner._worker.process.pid
+    time.sleep(0.2)
+    assert _alive(pid)
+    assert "func.func @main" in runner._run_in_worker(IDENTITY, "curated", False)
+    assert runner._worker.process.pid == pid
+
+
+def test_worker_started_through_a_wrapper_process_serves():
+    """``sys.executable`` may be a wrapper that runs Python as its child: the worker's parent is then
+    not the process that asked for it, which is no reason to exit."""
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    command = f'"{sys.executable}" "{runner._WORKER_SCRIPT}" {req_r} {rep_w} {os.getpid()}; exit $?'
+    process = subprocess.Popen(["sh", "-c", command], pass_fds=(req_r, rep_w))
+    os.close(req_r)
+    os.close(rep_w)
+    with os.fdopen(req_w, "wb") as requests, os.fdopen(rep_r, "rb") as replies:
+        assert worker.read_message(replies) == ("ready", None)
+        worker.write_message(requests, (IDENTITY, "curated", False))
+        status, text = worker.read_message(replies)
+        assert status == "ok" and "func.func @main" in text
+    assert process.wait(timeout=30) == 0
+
+
+# Ctrl-C during a pipeline: the request is abandoned, the worker killed; the next request gets a
+# fresh worker and its own reply (not the slow module's, which the old worker would send later).
+_INTERRUPTED = """
+import os, signal, sys, threading
+from cofactor.passes import runner
+runner.run(sys.argv[1], "curated")
+first = runner._worker.process.pid
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    runner.run(sys.stdin.read(), "upstream")
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted")
+print(first)
+print(runner.run(sys.argv[2], "curated"))
+print(runner._worker.process.pid)
+"""
+
+
+def test_interrupted_request_kills_the_worker_and_the_next_gets_its_own_reply():
+    other = IDENTITY.replace("tensor<f64>", "tensor<7xf32>")
+    child = _python(_INTERRUPTED, IDENTITY, other, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out, _ = child.communicate(_slow_module(), timeout=60)
+    lines = out.splitlines()
+    assert lines[0] == "interrupted"
+    first, second = int(lines[1]), int(lines[-1])
+    assert second != first and not _alive(first)
+    assert "tensor<7xf32>" in out and "tensor<32xf64>" not in out
+
+
+# Ctrl-C in a terminal signals the whole process group, the worker too; a program that carries on
+# after it keeps its worker (which ignores SIGINT: an interrupted request is the runner's to clean up).
+_CARRIES_ON_AFTER_CTRL_C = """
+import signal, sys
+from cofactor.passes import runner
+signal.signal(signal.SIGINT, lambda *args: None)
+runner.run(sys.argv[1], "curated")
+print(runner._worker.process.pid, flush=True)
+sys.stdin.readline()
+print(runner._worker.process.poll() is None, runner._worker.process.pid)
+"""
+
+
+def test_idle_worker_survives_ctrl_c_to_the_process_group():
+    child = _python(_CARRIES_ON_AFTER_CTRL_C, IDENTITY, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    start_new_session=True)
+    pid = int(child.stdout.readline())
+    os.killpg(child.pid, signal.SIGINT)
+    time.sleep(0.3)
+    out, _ = child.communicate("\n", timeout=30)
+    assert out.split() == ["True", str(pid)]
+
+
+# os.fork: the child must not share the parent's pipes to the worker.
+_FORKS = """
+import os, sys
+from cofactor.passes import runner
+runner.run(sys.argv[1], "curated")
+parent_worker = runner._worker.process.pid
+pid = os.fork()
+if pid == 0:
+    ok = "tensor<7xf32>" in runner.run(sys.argv[2], "curated") and runner._worker.process.pid != parent_worker
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), "tensor<f64>" in runner.run(sys.argv[1], "upstream"),
+      runner._worker.process.pid == parent_worker)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork")
+def test_forked_child_starts_its_own_worker():
+    child = _python(_FORKS, IDENTITY, IDENTITY.replace("tensor<f64>", "tensor<7xf32>"), stdout=subprocess.PIPE)
+    out, _ = child.communicate(timeout=60)
+    assert out.split() == ["0", "True", "True"]

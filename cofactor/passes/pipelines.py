@@ -40,6 +40,19 @@ EXCLUDED_PATTERNS = {
     "real_convert_simplify": "pass failure on real-to-complex converts (np.sqrt(f32, dtype=complex128), "
                              "x < 1j), so the whole optimization was dropped",
     "concat_slice": "pass failure (mistyped IR) on the concatenation np.repeat builds for uneven counts",
+    # Wrong in general (enzyme-ad 0.0.16): for dus(dus(x, u2, a), u1, b) with b < a < b+len(u1) < a+len(u2)
+    # (the second write starts before the first and ends inside it) it keeps the first update's tail
+    # as u2 sliced from 0 instead of from b+len(u1)-a.  y[a:a+n2] = u2; y[b:b+n1] = u1 on f64[8]: wrong
+    # for exactly those 126 of 1296 (a, n2, b, n1), right for all with it excluded.  Upstream is right
+    # only because dynamic_update_to_concat rewrites the updates first.
+    "dus_dus_concat": "wrong answers: s = np.arange(5.0); s[1:] += s[:-1]; s[:-1] *= 1.5 gives s[-1] == 1, "
+                      "not 7 (see above)",
+    # Wrong in general (enzyme-ad 0.0.16): drops a reduce's broadcast dimensions for an xor reduction as
+    # if xor were idempotent, so xor-reducing an even number of copies gives x instead of 0.  With
+    # while_elementwise_reduction_to_reduce (a loop of k = k ^ c becomes an xor-reduce of c broadcast to
+    # the trip count): k = 5; for i in range(10): k = k ^ 3 gives 6, not 5 (also optimize="upstream").
+    "broadcast_reduce": "wrong answers: k = 5; for i in range(10): k = k ^ 3 (a stablehlo.while) gives 6, "
+                        "not 5 (see above)",
 }
 
 # Excluded from the optimization that runs before Enzyme's AD pass (with ``optimize=True``): patterns

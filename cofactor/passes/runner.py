@@ -2,14 +2,22 @@
 
 A crash of the worker becomes a ``CompilationError`` carrying what the worker
 printed to stderr (where MLIR parse errors and LLVM aborts go); the next
-request starts a fresh worker.
+request starts a fresh worker.  So does an interrupted request (Ctrl-C while a
+pipeline runs): the worker is killed, not left to send a reply the next request
+would read.
+
+The worker exits when this process dies (worker.py); for Linux's parent-death
+signal, which fires when the thread that started the worker exits, workers are
+started from one thread that lives as long as this process.
 """
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import functools
 import importlib.metadata
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -27,13 +35,41 @@ _LOCATION = re.compile(r' loc\((?:[^()"]|"[^"]*"|\([^()]*\))*\)|^#loc.*\n', re.M
 _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
+class _Spawner:
+    """A thread that starts the workers and lives as long as this process: the worker's
+    parent-death signal follows the thread that forked it, and callers may be short-lived threads."""
+
+    def __init__(self):
+        self._requests = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="cofactor-enzyme-spawner", daemon=True).start()
+
+    def _serve(self):
+        while True:
+            future = self._requests.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(_Worker())
+                except BaseException as e:
+                    future.set_exception(e)
+
+    def new_worker(self) -> _Worker:
+        future = concurrent.futures.Future()
+        self._requests.put(future)
+        try:
+            return future.result()
+        except BaseException:
+            if not future.cancel():  # interrupted while it was starting one: do not leak it
+                future.add_done_callback(lambda f: f.exception() is None and f.result().kill())
+            raise
+
+
 class _Worker:
     def __init__(self):
         self.log = tempfile.TemporaryFile()
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, _WORKER_SCRIPT, str(req_r), str(rep_w)],
+            [sys.executable, _WORKER_SCRIPT, str(req_r), str(rep_w), str(os.getpid())],
             pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
         os.close(req_r)
         os.close(rep_w)
@@ -69,9 +105,35 @@ class _Worker:
         self.process.wait()
         self.log.close()
 
+    def disown(self):
+        """In a forked child: point this process's copies of the pipes at /dev/null (not close: that
+        would flush a request another thread was writing at the fork into the parent's pipe)."""
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (self._req_w, self._rep_r):
+            os.dup2(null, fd)
+        os.close(null)
+
+    def kill(self):
+        self.process.kill()
+        self.close()
+
 
 _lock = threading.Lock()
 _worker: _Worker | None = None
+_spawner: _Spawner | None = None
+
+
+def _forget_worker_after_fork():
+    """In a child made by os.fork: the parent's worker, pipes and lock are the parent's.  Let go of
+    this process's copies of the pipes (held open, they would keep the worker from seeing EOF when
+    the parent exits) and start afresh."""
+    global _lock, _worker, _spawner
+    if _worker is not None:
+        _worker.disown()
+    _lock, _worker, _spawner = threading.Lock(), None, None
+
+
+os.register_at_fork(after_in_child=_forget_worker_after_fork)
 
 
 @atexit.register
@@ -84,10 +146,12 @@ def _stop():
 
 def start():
     """Start the worker ahead of time (it loads a large shared library)."""
-    global _worker
+    global _worker, _spawner
     with _lock:
         if _worker is None or _worker.process.poll() is not None:
-            _worker = _Worker()
+            if _spawner is None:
+                _spawner = _Spawner()
+            _worker = _spawner.new_worker()
 
 
 @functools.cache
@@ -114,7 +178,12 @@ def _run_in_worker(text: str, kind: str, differentiate: bool) -> str:
     global _worker
     start()
     with _lock:
-        reply, stderr, returncode = _worker.call((text, kind, differentiate))
+        try:
+            reply, stderr, returncode = _worker.call((text, kind, differentiate))
+        except BaseException:  # KeyboardInterrupt: where the exchange stopped is unknown
+            _worker.kill()
+            _worker = None
+            raise
         if reply is None:
             _worker.close()
             _worker = None
