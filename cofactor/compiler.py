@@ -17,7 +17,7 @@ from .runtime.devices import devices
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
-from .tracing.context import DEFAULT_UNROLL, STATEFUL_TYPES, Options
+from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, Options
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
@@ -151,13 +151,14 @@ class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
     def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=DEFAULT_UNROLL,
-                 max_iterations=None, checkpoint=None):
+                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET):
         kwargs = kwargs or {}
         self.fn = fn
         self.optimize = optimize
         self.key, _ = signature(args, kwargs)
         start = time.perf_counter()
-        self.trace = _trace_user_function(fn, args, kwargs, Options.of(unroll, max_iterations, checkpoint))
+        self.trace = _trace_user_function(fn, args, kwargs, Options.of(unroll, max_iterations, checkpoint,
+                                                                                op_budget))
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
         self.mlir = optimize_mlir(self.raw_mlir, optimize, differentiates(self.raw_mlir))
@@ -261,10 +262,10 @@ class Compiled:
 
 
 def compile(fn, *args, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-            **kwargs) -> Compiled:
+            op_budget=DEFAULT_OP_BUDGET, **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
     return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
-                    checkpoint=checkpoint)
+                    checkpoint=checkpoint, op_budget=op_budget)
 
 
 class JitFunction:
@@ -303,7 +304,8 @@ class JitFunction:
         return self.cache[key]
 
 
-def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None):
+def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
+        op_budget=DEFAULT_OP_BUDGET):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
@@ -311,13 +313,16 @@ def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None,
     ``max_iterations``: while loops with a traced condition run exactly this many iterations,
     keeping their state once the condition is false (a static trip count, for reverse-mode
     autodiff); iterations beyond it are not run. ``checkpoint``: True or a period N puts Enzyme's
-    checkpointing attributes on the emitted while loops.
+    checkpointing attributes on the emitted while loops.  ``op_budget``: tracing stops with an
+    error naming the unrolled loops once the program has this many operations (None: no limit),
+    rather than leave XLA compiling for minutes.
 
     ``optimize``: "auto" (the default) compiles the curated pipeline and, when it gives another
     program, the curated pipeline with the loop rewrites that help some programs and hurt others
     (passes/pipelines.py, TRIED_BY_AUTO); the first call runs both and keeps the faster.  True:
     the curated pipeline only; "upstream": Enzyme-JAX's pipeline unmodified; False: none."""
-    options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint}
+    options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint,
+               "op_budget": op_budget}
     if fn is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fn, **options)

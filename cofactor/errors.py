@@ -6,6 +6,8 @@ for bad dtypes, ...), so code that catches NumPy's errors keeps working.
 """
 from __future__ import annotations
 
+import contextlib
+import dis
 import linecache
 import os
 import sys
@@ -18,6 +20,11 @@ _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 class CofactorError(Exception):
     """Base class of every error cofactor raises on purpose."""
+
+
+class InternalError(CofactorError):
+    """A bug in cofactor itself, not in the user's program: ``__cause__`` holds the original
+    exception, and the message names the user's line that was being traced."""
 
 
 class CompilationError(CofactorError):
@@ -75,6 +82,10 @@ class TracedOverflowError(TracingError, OverflowError):
     pass
 
 
+class TracedZeroDivisionError(TracingError, ZeroDivisionError):
+    pass
+
+
 class LinAlgError(TracingError, np.linalg.LinAlgError):
     """A matrix of the wrong shape for a numpy.linalg function (found at trace time)."""
 
@@ -85,6 +96,7 @@ _EQUIVALENTS = [
     (np.linalg.LinAlgError, LinAlgError),
     (IndexError, TracedIndexError),
     (OverflowError, TracedOverflowError),
+    (ZeroDivisionError, TracedZeroDivisionError),
     (ValueError, ShapeError),
     (TypeError, DTypeError),
     (NotImplementedError, UnsupportedError),
@@ -107,6 +119,80 @@ def user_location() -> str | None:
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
     source = linecache.getline(filename, lineno).strip()
     return f"{filename}:{lineno}" + (f": {source}" if source else "")
+
+
+# Exceptions only NumPy's own argument checks raise (often from C, with no Python frame of NumPy's).
+_NUMPY_CHECKS = (np.exceptions.AxisError, np.exceptions.DTypePromotionError, np._core._exceptions.UFuncTypeError)
+_RAISE = dis.opmap["RAISE_VARARGS"]
+_DELIBERATE_DIRS = tuple(os.path.join(_PACKAGE_DIR, d) + os.sep for d in ("numpy", "tracing", "convert", "autodiff"))
+
+
+def _raised_at(error: BaseException):
+    """The innermost frame of ``error``'s traceback and the opcode it stopped at."""
+    tb = error.__traceback__
+    if tb is None:
+        return None, None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame, tb.tb_frame.f_code.co_code[tb.tb_lasti]
+
+
+@contextlib.contextmanager
+def numpy_rules():
+    """Errors raised inside are NumPy's own rules rejecting the user's arguments: NumPy's C checks
+    (``ufunc.resolve_dtypes``, ``slice.indices``, ...) raise plain exceptions, with no frame of
+    NumPy's to tell them from a bug in cofactor."""
+    try:
+        yield
+    except Exception as e:
+        e.cofactor_deliberate = True
+        raise
+
+
+def origin(error: BaseException) -> str:
+    """Who raised ``error``: "user" (the user's own code), "deliberate" (cofactor's NumPy layer
+    rejecting the arguments with NumPy's error, or NumPy itself doing so), or "internal" (a bug
+    in cofactor)."""
+    if isinstance(error, (CofactorError, *_NUMPY_CHECKS)) or getattr(error, "cofactor_deliberate", False):
+        return "deliberate"
+    frame, opcode = _raised_at(error)
+    if frame is None:
+        return "internal"
+    filename = os.path.abspath(frame.f_code.co_filename)
+    if filename.startswith(_NUMPY_DIR + os.sep):
+        return "deliberate"
+    if filename.startswith(_DELIBERATE_DIRS) and opcode == _RAISE:
+        return "deliberate"  # a raise statement in the NumPy layer: NumPy's error, on purpose
+    if not _is_internal(filename):
+        return "user"
+    return "internal"
+
+
+def internal(error: BaseException, what: str) -> InternalError:
+    """``error`` (a bug in cofactor) as an InternalError naming the user's line."""
+    where = location_of(error) or user_location()
+    frame, _ = _raised_at(error)
+    at = f" (raised at {os.path.relpath(frame.f_code.co_filename, os.path.dirname(_PACKAGE_DIR))}:" \
+         f"{frame.f_lineno})" if frame is not None else ""
+    new = InternalError(f"cofactor internal error while {what}: {type(error).__name__}: {error}{at}\n"
+                        "  This is a bug in cofactor, not in your program; please report it."
+                        + (f"\n  in user code at {where}" if where else ""))
+    new.location = where
+    new.__cause__ = error
+    return new
+
+
+def location_of(error: BaseException) -> str | None:
+    """``file:line: source`` of the innermost frame of ``error``'s traceback that is user code."""
+    found, tb = None, error.__traceback__
+    while tb is not None:
+        if not _is_internal(tb.tb_frame.f_code.co_filename):
+            found = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+        tb = tb.tb_next
+    if found is None:
+        return None
+    source = linecache.getline(*found).strip()
+    return f"{found[0]}:{found[1]}" + (f": {source}" if source else "")
 
 
 def located(error: Exception) -> Exception:

@@ -2,12 +2,14 @@
 or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 
 import numpy as np
 
 from ..errors import ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, located
+from ..ir.core import OpBudgetExceeded
 from ..tracing import context, control
 from ..tracing.heap import Scope
 from ..tracing.array import TracedArray
@@ -92,7 +94,8 @@ def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
             return
         if not test:
             return
-        body_fn()
+        with _unrolled(line):
+            body_fn()
 
 
 class TracedRange:
@@ -118,7 +121,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=()):
         n = iterable.shape[0] if iterable.ndim else len(iterable)
         if n > _options().unroll and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop):
             return
-        _python_loop((iterable[i] for i in range(n)), body_fn, broke)
+        _python_loop((iterable[i] for i in range(n)), body_fn, broke, line)
         return
     if isinstance(iterable, TracedRange):
         if not _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False):
@@ -127,7 +130,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=()):
     if isinstance(iterable, range) and len(iterable) > _options().unroll:
         if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop):
             return
-    _python_loop(iterable, body_fn, broke)
+    _python_loop(iterable, body_fn, broke, line)
 
 
 def _check_bound(bound, what):
@@ -137,13 +140,24 @@ def _check_bound(bound, what):
             "data: give the loop a bound with cf.jit(..., max_iterations=N) (or use forward mode)"))
 
 
-def _python_loop(iterable, body_fn, broke):
-    for item in iterable:
-        body_fn(item)
-        if broke is not None:
-            flag = broke()
-            if not _traced(flag) and flag:
-                return
+@contextlib.contextmanager
+def _unrolled(line):
+    """A loop run as Python: if the trace outgrows its budget inside it, the error names it."""
+    try:
+        yield
+    except OpBudgetExceeded as e:
+        e.loops.append(line)
+        raise
+
+
+def _python_loop(iterable, body_fn, broke, line):
+    with _unrolled(line):
+        for item in iterable:
+            body_fn(item)
+            if broke is not None:
+                flag = broke()
+                if not _traced(flag) and flag:
+                    return
 
 
 def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, fallback=True) -> bool:

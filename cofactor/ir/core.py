@@ -152,7 +152,12 @@ class OutOfScope(Exception):
 
 
 class OpBudgetExceeded(Exception):
-    """A trace built more operations than its budget allows."""
+    """A trace built more operations than its budget allows; ``loops``: the lines of the loops run
+    unrolled around the point it happened (added as it passes through them)."""
+
+    def __init__(self, count):
+        super().__init__(count)
+        self.loops = []
 
 
 class Builder:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.ops import compare  # noqa: F401  (comparison typed by the operands' dtype)
@@ -15,21 +15,22 @@ PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool
 
 
 def is_weak(x) -> bool:
-    """A Python int, float or complex: its dtype yields to arrays' under NEP 50."""
-    return type(x) in PYTHON_SCALARS
+    """A Python int, float or complex (or a traced one, carried through control flow): its dtype
+    yields to arrays' under NEP 50."""
+    return type(x) in PYTHON_SCALARS or isinstance(x, TracedArray) and x.weak is not None
 
 
 def dtype_of(x):
     """The dtype NumPy's promotion sees: a dtype, or the Python type of a weak scalar."""
     if isinstance(x, TracedArray):
-        return x.dtype
+        return x.weak or x.dtype
     if is_weak(x):
         return type(x)
     return np.asarray(x).dtype
 
 
 def result_type(*xs) -> np.dtype:
-    return np.result_type(*[x if is_weak(x) else dtype_of(x) for x in xs])
+    return np.result_type(*[dtype_of(x)(0) if is_weak(x) else dtype_of(x) for x in xs])
 
 
 def value(x, dtype=None) -> Value:
@@ -37,7 +38,8 @@ def value(x, dtype=None) -> Value:
     if isinstance(x, TracedArray):
         return ops.convert(x.value, dtype) if dtype is not None else x.value
     if dtype is not None and is_weak(x):
-        return ops.constant(np.array(x, dtype=dtype))  # raises NumPy's OverflowError if out of range
+        with numpy_rules():  # NumPy's OverflowError for a Python int out of the dtype's range
+            return ops.constant(np.array(x, dtype=dtype))
     array = np.asarray(x)
     if array.dtype == object:
         raise UnsupportedError("an array built from a sequence of traced arrays is not supported yet; "

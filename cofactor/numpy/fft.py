@@ -115,6 +115,9 @@ def _one_axis_at_a_time(v, kind, axes, lengths):
 
 def _nd_arguments(shape, s, axes, inverse_real: bool):
     """NumPy's ``_cook_nd_args``: the lengths and axes of an n-d transform."""
+    for ax in axes if axes is not None else ():
+        if not -len(shape) <= operator.index(ax) < len(shape):
+            raise IndexError(f"index {ax} is out of bounds for axis 0 with size {len(shape)}")
     if s is None:
         lengths = [shape[ax] for ax in axes] if axes is not None else list(shape)
     else:

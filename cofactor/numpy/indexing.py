@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
@@ -55,7 +55,8 @@ def basic_lens(shape, index) -> BasicIndex:
             continue
         n = shape[axis]
         if isinstance(item, slice):
-            lo, hi, step = item.indices(n)
+            with numpy_rules():  # a zero step, or bounds that are not integers
+                lo, hi, step = item.indices(n)
             count = len(range(lo, hi, step))
             items.append(("slice", lo, count, step))
             out_shape.append(count)

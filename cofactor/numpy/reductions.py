@@ -39,10 +39,12 @@ def _keep(v, axes, keepdims, ndim):
 def _identity(ufunc, dtype):
     """The value that leaves ``ufunc``'s reduction unchanged, for ``dtype``."""
     dtype = np.dtype(dtype)
-    if ufunc in (np.add, np.logical_or):
+    if ufunc in (np.add, np.logical_or, np.bitwise_or, np.bitwise_xor):
         return 0
     if ufunc in (np.multiply, np.logical_and):
         return 1
+    if ufunc is np.bitwise_and:
+        return True if dtype.kind == "b" else ~np.zeros((), dtype)  # every bit set
     if dtype.kind == "b":
         return ufunc is np.minimum
     if dtype.kind in "iu":

@@ -193,6 +193,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO):
     keep = {} if keepdims is _NO else {"keepdims": keepdims}
     if weights is None:
         avg = np.mean(a, axis, **keep)
+        if avg.size == 0:
+            raise ZeroDivisionError("division by zero")  # NumPy's, from a.size / avg.size
         scale = wrap(full(avg.shape, a.size / avg.size, avg.dtype))
     else:
         # Known weights stay NumPy arrays, so that NumPy's zero-sum check can be made now.

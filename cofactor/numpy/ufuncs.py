@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
@@ -354,7 +354,8 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     options = {"casting": casting}
     if dtype is not None:
         options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
-    loop = ufunc.resolve_dtypes(types, **options)
+    with numpy_rules():
+        loop = ufunc.resolve_dtypes(types, **options)
     if ufunc in _COMPARISONS and (result := _out_of_range_comparison(ufunc, inputs, loop)) is not None:
         return result
     operands = broadcast_values(*[value(x, dt) for x, dt in zip(inputs, loop)])

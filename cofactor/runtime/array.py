@@ -77,6 +77,7 @@ class ConcreteArray:
         return self
 
     def __array__(self, dtype=None, copy=None):
+        self.buffer.block_until_ready()  # a wait Ctrl-C interrupts (the copy below would only end with the run)
         array = np.asarray(self.buffer)
         if dtype is not None and np.dtype(dtype) != array.dtype:
             return array.astype(dtype)

@@ -21,7 +21,7 @@ from ..ir.types import TensorType
 STATEFUL_TYPES: dict = {}
 
 DEFAULT_UNROLL = 8
-DEFAULT_OP_BUDGET = 200_000
+DEFAULT_OP_BUDGET = 20_000  # XLA:CPU compiles ~1000 ops a second on unrolled code: bounded at ~20 s
 
 
 @dataclass

@@ -13,7 +13,8 @@ import functools
 
 import numpy as np
 
-from ..errors import UnsupportedError, located
+from ..errors import UnsupportedError, internal, located, origin
+from ..ir.core import OpBudgetExceeded, OutOfScope
 
 FUNCTIONS: dict = {}   # numpy function (or method name "ndarray.x") -> implementation
 UFUNCS: dict = {}      # (ufunc, method) -> implementation
@@ -58,14 +59,39 @@ def numpy_name(func) -> str:
 
 
 def with_user_location(fn):
-    """Re-raise any error from ``fn`` as a cofactor error naming the user's line."""
+    """Errors from ``fn``: NumPy's errors (raised on purpose for the user's arguments) as cofactor
+    errors naming the user's line; the user's own exceptions (from a function of theirs that
+    ``fn`` called) as they are; anything else, a bug in cofactor, as an InternalError."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (ValueError, TypeError, IndexError, OverflowError, NotImplementedError) as e:
+        except (OutOfScope, OpBudgetExceeded):
+            raise  # about the whole trace: the trace reports them
+        except Exception as e:
+            kind = origin(e) if not _in_this_call(e) else "deliberate"
+            if kind == "user":
+                raise
+            if kind == "internal":
+                raise internal(e, f"tracing {numpy_name(getattr(fn, '__name__', fn))}") from e
             raise located(e) from None
     return wrapper
+
+
+def _in_this_call(error) -> bool:
+    """A TypeError raised by calling the implementation itself: its arguments do not fit its
+    signature, which is the user's mistake (as NumPy says for its own functions)."""
+    tb = error.__traceback__
+    return isinstance(error, TypeError) and tb is not None and tb.tb_next is None
+
+
+def _apply(impl, args, kwargs):
+    try:
+        return impl(*args, **kwargs)
+    except TypeError as e:
+        if _in_this_call(e):
+            raise located(e) from None
+        raise
 
 
 @with_user_location
@@ -73,7 +99,7 @@ def call_function(func, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None:
         raise UnsupportedError(f"{numpy_name(func)} is not supported by cofactor on traced arrays")
-    return impl(*args, **kwargs)
+    return _apply(impl, args, kwargs)
 
 
 @with_user_location
@@ -82,7 +108,7 @@ def call_ufunc(ufunc, method, inputs, kwargs):
     if impl is None:
         what = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise UnsupportedError(f"{what} is not supported by cofactor on traced arrays")
-    return impl(*inputs, **kwargs)
+    return _apply(impl, inputs, kwargs)
 
 
 def call_method(name, args, kwargs):

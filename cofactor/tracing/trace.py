@@ -6,14 +6,15 @@ function unchanged.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TracingError
+from ..errors import CofactorError, TracingError, internal, located, location_of, origin
 from ..ir import ops
-from ..ir.core import Function, Module, insertion_point
+from ..ir.core import Function, Module, OpBudgetExceeded, OutOfScope, insertion_point
 from ..ir.types import TensorType, is_supported_dtype
 from ..pytree import TreeDef, flatten, unflatten
 from .array import TracedArray, constant
@@ -63,7 +64,7 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
     context = TraceContext(module, main, options)
     context.root_frame = sys._getframe()  # where the scans of the program's frames stop
-    with tracing(context), insertion_point(main.body):
+    with tracing(context), insertion_point(main.body), _errors_for_users():
         # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
         traced_by_id = {id(arrays[k]): TracedArray(v, scalar=isinstance(arrays[k], np.generic))
                         for k, v in zip(params, main.arguments)}
@@ -86,6 +87,41 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs)
+
+
+@contextlib.contextmanager
+def _errors_for_users():
+    """What escapes a trace: cofactor's errors as they are, the user's own exceptions as they are,
+    a value that escaped its branch or loop and a trace past its operation budget as errors that
+    say where and why, and anything else (a bug in cofactor) as an InternalError."""
+    try:
+        yield
+    except OutOfScope as e:
+        raise TracingError(
+            f"a value computed inside {e.label or 'a branch or loop'} is used outside it, here; it got out through a "
+            "place cofactor does not carry out of a branch or loop: a global variable, or an object or container "
+            "held deeper than cofactor looks (assign it to a local variable, or return it from a function)"
+            + _where(e)) from None
+    except OpBudgetExceeded as e:
+        loops = sorted(set(e.loops))
+        raise TracingError(
+            f"the traced program passed {e.args[0] - 1} operations, cf.jit's op_budget: the function would compile "
+            "for minutes or run out of memory"
+            + (f"; the Python loops at lines {', '.join(map(str, loops))} run unrolled (each iteration traced anew):"
+               " give them a trip count known only at run time (a traced range), or vectorize them" if loops else "")
+            + "; or raise the budget, cf.jit(f, op_budget=...)" + _where(e)) from None
+    except Exception as e:
+        kind = origin(e)
+        if kind == "internal":
+            raise internal(e, "tracing") from e
+        if kind == "deliberate" and not isinstance(e, CofactorError):
+            raise located(e) from None
+        raise
+
+
+def _where(error) -> str:
+    where = location_of(error)
+    return f"\n  in user code at {where}" if where else ""
 
 
 def _stand_in(leaf, index):

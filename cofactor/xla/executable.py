@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import threading
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def _compile(mlir_text: str, device, options):
         except Exception:  # written by an incompatible build: compile again and replace it
             pass
     try:
-        loaded = device.client.compile_and_load(mlir_text.encode(), devices, options)
+        loaded = _interruptible(device.client.compile_and_load, mlir_text.encode(), devices, options)
     except Exception as e:  # XLA's own diagnostic, with the module that caused it
         raise CompilationError("XLA failed to compile the module", diagnostic=str(e), mlir=mlir_text) from None
     if cache.directory() is not None:
@@ -65,6 +66,27 @@ def _compile(mlir_text: str, device, options):
         except Exception:  # a PJRT plugin without serialization: nothing to cache
             pass
     return loaded
+
+
+def _interruptible(fn, *args):
+    """``fn(*args)`` in a thread of its own, waited for in a way Ctrl-C interrupts: XLA's compile
+    cannot be cancelled, so an interrupted one finishes in the background and is dropped (the
+    thread is not a daemon: the interpreter waits for it rather than exit under it)."""
+    box, done = {}, threading.Event()
+
+    def run():
+        try:
+            box["result"] = fn(*args)
+        except BaseException as e:  # handed to the waiting thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="cofactor-xla-compile").start()
+    done.wait()  # not Thread.join: interrupting that leaves the thread unjoinable at exit
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 class Executable:
