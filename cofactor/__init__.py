@@ -11,7 +11,7 @@ from .autodiff.activity import (Active, BatchDuplicated, Const, Duplicated, Forw
 from .autodiff.custom import custom_jvp, stop_gradient
 from .autodiff.transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
 from .compiler import Compiled, JitFunction, OptimizationWarning, TraceTimeRandomWarning, compile, jit
-from .debug import print  # noqa: A001  (cf.print: run-time values from compiled code)
+from .debug import print  # noqa: A001, F401  (cf.print: run-time values from compiled code)
 from .errors import (CofactorError, CompilationError, ConcretizationError, TracingError, UnrolledLoopWarning,
                      UnsupportedError)
 from .inspect import code_hlo, code_xla

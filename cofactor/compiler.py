@@ -6,6 +6,7 @@ passes -> XLA -> runtime); each step lives in its own layer.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import warnings
 
@@ -18,6 +19,7 @@ from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, Options
+from .tracing.context import is_tracing
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
@@ -165,6 +167,7 @@ class Compiled:
         rival_mlir = self._rival_mlir() if optimize == "auto" else None
         optimized = time.perf_counter()
         self.executable, self._rival = self._compile(rival_mlir)
+        self._trial = threading.Lock()
         # Where compile latency goes (seconds): tracing, Enzyme-JAX passes, XLA (both count the
         # auto rival, and disk-cache hits).
         self.timings = {"trace": traced - start, "passes": optimized - traced, "xla": time.perf_counter() - optimized}
@@ -201,8 +204,12 @@ class Compiled:
 
     def _keep_faster(self, buffers):
         """Run both programs on the first call's arguments (the second run of each is timed) and
-        keep the faster one.  Arguments the function updates are donated, so those runs get copies."""
-        (mlir, rival), self._rival = self._rival, None
+        keep the faster one.  Arguments the function updates are donated, so those runs get copies.
+        Several threads may make the first call at once: one of them does the trial."""
+        with self._trial:
+            if self._rival is None:
+                return
+            (mlir, rival), self._rival = self._rival, None
 
         def arguments():
             if not self._writebacks:
@@ -280,6 +287,7 @@ class JitFunction:
         # compiled functions that neither update arguments nor read host state (so passing the
         # same array twice needs no special care).
         self._by_avals: dict = {}
+        self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
@@ -289,19 +297,25 @@ class JitFunction:
                 compiled = None
             if compiled is not None:
                 return compiled.call_pure(args)
+        if is_tracing():  # called from code being traced: it is part of that program
+            return converted(self.fn)(*args, **kwargs)
         key, arrays = signature(args, kwargs)
-        compiled = self.cache.get(key)
-        if compiled is None:
-            compiled = self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
-            if not kwargs and all(type(a) is ConcreteArray for a in args) and compiled.is_pure:
-                self._by_avals[tuple(a.aval for a in args)] = compiled
+        compiled = self.cache.get(key) or self._compile(key, args, kwargs)
         return compiled.call_leaves(arrays, args, kwargs)
+
+    def _compile(self, key, args, kwargs) -> Compiled:
+        """The Compiled for ``key``, made once even when several threads ask at once."""
+        with self._lock:
+            compiled = self.cache.get(key)
+            if compiled is None:
+                compiled = self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
+                if not kwargs and all(type(a) is ConcreteArray for a in args) and compiled.is_pure:
+                    self._by_avals[tuple(a.aval for a in args)] = compiled
+            return compiled
 
     def lower(self, *args, **kwargs) -> Compiled:
         key, _ = signature(args, kwargs)
-        if key not in self.cache:
-            self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
-        return self.cache[key]
+        return self.cache.get(key) or self._compile(key, args, kwargs)
 
 
 def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import Block, Region, Value, emit, insertion_point
-from .types import TensorType, element_type
+from .types import TensorType
 
 
 def _i64_array(values) -> str:

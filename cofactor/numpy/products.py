@@ -126,7 +126,7 @@ def _parse_einsum(subscripts: str, ranks):
             k = r - len(t.replace("...", ""))
             t = t.replace("...", "".join(ell[ell_rank - k:]))
         if len(t) != r or not all(c.isalpha() or c in ell for c in t):
-            raise ValueError(f"einstein sum subscripts string contains too many subscripts for operand"
+            raise ValueError("einstein sum subscripts string contains too many subscripts for operand"
                              if len(t) > r else "operand has more dimensions than subscripts given in einstein sum")
         labels.append(t)
     if arrow:

@@ -12,7 +12,7 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, Broadcast, ReadOnly, Reshape, Transpose, full_slices
-from ._core import (axis_index, axis_tuple, broadcast_shapes, broadcast_to, compare, operator_index,
+from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
                     reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
 

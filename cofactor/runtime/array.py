@@ -97,7 +97,7 @@ class ConcreteArray:
 
     def _scalar(self, kind):
         if self.size != 1:
-            raise TypeError(f"only arrays of size 1 can be converted to Python scalars")
+            raise TypeError("only arrays of size 1 can be converted to Python scalars")
         return kind(np.asarray(self).reshape(()))
 
     def __float__(self):

@@ -258,9 +258,19 @@ class Either(TracedArray):
         self._writing = True
         try:
             for k, choice in enumerate(self.choices):
-                choice.value = new if k == self.mirror else ops.select(self._chosen(k, new.shape), new, choice.value)
+                if not choice.scalar:  # a number is a value: see updated()
+                    choice.value = new if k == self.mirror else \
+                        ops.select(self._chosen(k, new.shape), new, choice.value)
         finally:
             self._writing = False
+
+    def updated(self, new: Value) -> "Either":
+        """``self op= x`` when some choices are numbers (a variable that is a 0-d array on one path
+        and a NumPy scalar on another): the arrays are written where chosen, and the numbers,
+        immutable, are replaced: the variable is bound to a new Either."""
+        self.value = new
+        return Either(self.selector, [TracedArray(new, scalar=True, weak=c.weak) if c.scalar else c
+                                      for c in self.choices], self.mirror)
 
     def refresh(self):
         """One of the choices was written from elsewhere: the mirror takes the chosen value again."""
@@ -349,7 +359,10 @@ def _update(array, ufunc, *other):
         raise located(TypeError(
             f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} to {array.dtype!r} "
             "with casting rule 'same_kind'"))
-    array.value = ops.convert(np.broadcast_to(result, array.shape).value, array.dtype)
+    new = ops.convert(np.broadcast_to(result, array.shape).value, array.dtype)
+    if isinstance(array, Either) and any(c.scalar for c in array.choices):
+        return array.updated(new)
+    array.value = new
     return array
 
 

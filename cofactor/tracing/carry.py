@@ -33,6 +33,7 @@ from ..ir.types import TensorType
 from .array import Either, TracedArray
 
 _SELECTOR = TensorType((), np.dtype(np.int32))
+_MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
 _PYTHON_NUMBERS = (bool, int, float, complex)
 
 
@@ -417,11 +418,11 @@ def _pick(either: Either, values: list, f):
 def _array_type(node) -> TensorType:
     if isinstance(node, Pre):
         return node.obj.type
-    if isinstance(node, (Owner, View)):
+    if isinstance(node, (Owner, View, Number)):
         return node.type
     if isinstance(node, Choice):
         return _array_type(node.alternatives[0])
-    raise LayoutError("an array in one case and a Python object in another")
+    raise LayoutError("an array on one path and a Python object on another")
 
 
 def shared_owners(leaves) -> frozenset:
@@ -472,11 +473,17 @@ def join(node: Node, x, start: int, adoptable, memo: dict) -> Node:
     if isinstance(node, Number) and isinstance(other, Number):
         return _wider(node, other)
     if isinstance(node, Static) or isinstance(other, Static):
-        raise LayoutError("a Python object (not an array or a number) that differs")
-    node, other = _as_array(node), _as_array(other)
+        raise LayoutError("a Python object (not an array or a number) that differs from path to path, and only "
+                          "arrays and numbers can depend on a traced value")
     if isinstance(node, Owner) and isinstance(other, Owner) and node.type == other.type and shared is None:
         return node
-    return Choice(_alternatives([node, other]))
+    if isinstance(other, View) and any(isinstance(n, Choice) for n in other.base.nodes()):
+        raise LayoutError("a view of an array that is itself one of several arrays (as a variable rebound to a "
+                          "view of itself in a loop), which cofactor cannot carry (copy it: v = v[...].copy())")
+    alternatives = _alternatives([node, other])
+    if len(alternatives) > _MAX_CHOICES:
+        raise LayoutError(f"one of more than {_MAX_CHOICES} different arrays, depending on the path taken")
+    return Choice(alternatives)
 
 
 def _alternatives(nodes) -> list:
@@ -527,7 +534,3 @@ def as_number(node: Node) -> Node:
         return Number(*_number_type(node.value))
     return node
 
-
-def _as_array(node: Node) -> Node:
-    """A number joined with an array becomes a carried array of its value."""
-    return Owner(node.type) if isinstance(node, Number) else node

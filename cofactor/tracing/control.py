@@ -29,7 +29,7 @@ from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import context
 from .array import Journal, TracedArray, serial_now
-from .carry import (UNBOUND, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number, expect_made,
+from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number, expect_made,
                     export, is_number, is_unset, join, shared_owners)
 from .heap import Heap, Scope
 
@@ -120,8 +120,7 @@ class Bindings:
     def fail(self, k, error: LayoutError) -> TracingError:
         variable = _variable(self.labels()[k])
         if error.types is None:
-            return located(TracingError(f"{variable} holds {error} after {self.where} on different paths; only "
-                                        "arrays and numbers can depend on a traced condition"))
+            return located(TracingError(f"{variable} cannot be carried through {self.where}: it holds {error}"))
         a, b = error.types
         what, one, other = ("shape", a.shape, b.shape) if a.shape != b.shape else ("dtype", a.dtype, b.dtype)
         if self.where.startswith("the if"):
@@ -162,7 +161,7 @@ class Layout:
         k, i, x, memo = miss
         if i is None:  # a variable with no value yet gets one: its layout takes the value's structure
             if not all(isinstance(node, Unset) for node in self.nodes[k]):
-                raise self.bindings.fail(k, LayoutError("differently structured values (a tuple, list or dict "
+                raise self.bindings.fail(k, LayoutError("differently structured values on different paths (a tuple, list or dict "
                                                         "whose length or kind changes)"))
             marker = self.nodes[k][0].marker if self.nodes[k] else None
             leaves, self.trees[k] = flatten(x)
@@ -174,10 +173,19 @@ class Layout:
             raise self.bindings.fail(k, e) from None
 
     def widen(self, widen: dict):
-        for nodes in self.nodes:
-            for i, node in enumerate(nodes):
-                if node in widen:
-                    nodes[i] = widen[node]
+        """Replace the numbers that must widen, wherever they sit (also among a Choice's alternatives)."""
+        def wider(node):
+            if isinstance(node, Choice):
+                node.alternatives = [wider(a) for a in node.alternatives]
+                Choice.__init__(node, node.alternatives)  # its alternatives must still share one type
+            elif isinstance(node, Late):
+                node.node = wider(node.node)
+            return widen.get(node, node)
+        try:
+            self.nodes = [[wider(node) for node in nodes] for nodes in self.nodes]
+        except LayoutError as e:
+            raise self.bindings.fail(next(k for k, nodes in enumerate(self.nodes)
+                                          if any(n in widen for node in nodes for n in node.nodes())), e) from None
 
     def fit_joined(self, states):
         """Join until every state fits (without emitting)."""
@@ -360,13 +368,15 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
             layout.nodes[k][0] = expect_made(layout.nodes[k][0], adoptable)
         elif is_number(x):
             layout.nodes[k][0] = as_number(layout.nodes[k][0])
+    trace = context.current()
     for _ in range(_RETRIES):
         _add_slot_nodes(layout, bindings)
+        count = trace.count
         try:
             _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs)
             return
         except _Retry:
-            continue
+            trace.count = count  # the discarded attempt's operations do not count against the budget
     raise located(TracingError(f"{where} could not be traced: the layout of its variables kept changing"))
 
 

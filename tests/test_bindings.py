@@ -1,0 +1,402 @@
+"""Names, storage and views through branches, loops and closures: each program mixes rebinding,
+in-place updates, aliases, views and control flow, and must leave every returned value and every
+argument as NumPy leaves them (run on both paths of its branches where it has them).
+
+The first three are the examples of the issue that made this model; the rest are their families.
+"""
+import copy
+
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+def rebind_one_arm(x):
+    s = x * 0
+    if x.sum() > 100:
+        s = s + 1
+    else:
+        s -= 1
+    return s
+
+def alias_before_loop(a):
+    b = a
+    for i in range(20):
+        a += 1
+    return b
+
+def scalar_immutable(a):
+    s = a.sum(); t = s
+    s -= 1
+    return t
+
+def swap_loop(a, b):
+    for i in range(10):
+        a, b = b, a
+        a[0] += 1
+    return a, b
+
+def swap_loop_odd(a, b):
+    for i in range(9):
+        a, b = b, a
+        b[1:] *= 2
+    return a.sum(), b.sum()
+
+def arg_rebound_in_one_arm_mutated_after(a):
+    if a.sum() > 0:
+        a = a * 2
+    a[0] = 100
+    return a
+
+def view_written_in_loop(a):
+    v = a[1:]
+    for i in range(12):
+        v += 1
+        v = v[::-1]
+    return v
+
+def alias_rebound_then_written(a):
+    b = a
+    for i in range(11):
+        a += 1
+        a = a * 2
+    return b, a
+
+def early_return_then_update(x):
+    r = x * 2
+    if x[0] > 0:
+        return r
+    r[0] = 5
+    return r
+
+def nested_ifs(x):
+    a = x.copy()
+    b = a
+    if x[0] > 0:
+        if x[1] > 0:
+            b = x * 3
+        else:
+            b += 1
+    else:
+        a = a - 1
+    b[0] = -7
+    return a, b
+
+def nonlocal_counter(x):
+    count = 0
+    def inc():
+        nonlocal count
+        count += 1
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            inc()
+    return count
+
+def checksum(data):
+    c = 0
+    for i in range(data.shape[0]):
+        b = data[i]
+        c = ((c << 1) ^ b) & 0xFFFF
+        if c & 1:
+            c >>= 1
+            c ^= 0x1021
+    return c
+
+def closure_accum(x):
+    acc = np.zeros(2)
+    def add(v):
+        nonlocal acc
+        acc = acc + v
+    for i in range(10):
+        add(x[i % 3])
+    return acc
+
+def helper_mutates(x, y):
+    def helper(a, b):
+        a += b
+        return a.sum()
+    s = 0.0
+    for i in range(10):
+        s = s + helper(x, y)
+    return s, x
+
+def list_slot(x):
+    holder = [x * 0, x * 1]
+    for i in range(10):
+        holder[0] = holder[0] + holder[1]
+    return holder[0]
+
+class Obj:
+    pass
+
+def attr_slot(x):
+    o = Obj()
+    o.u = x.copy()
+    o.n = 0
+    for i in range(9):
+        o.u = o.u * 0.5
+        o.n += 1
+    return o.u, o.n
+
+def break_skips_rebind(x):
+    s = x.copy()
+    t = s
+    for i in range(10):
+        if x[i % 3] > 0.5:
+            break
+        s = s + 1
+    s[0] = 100
+    return s, t
+
+def zero_d_array(x):
+    z = np.zeros(())
+    w = z
+    if x.sum() > 0:
+        z += 1
+    else:
+        z = z + 2
+    return z, w
+
+def ifexp_alias(a, b):
+    c = a if a.sum() > b.sum() else b
+    c[0] = 99
+    return a, b, c
+
+def while_bounded(x):
+    k = 0
+    y = x
+    while k < 6 and x.sum() < 100:
+        x = x * 2
+        k += 1
+    y[0] = -1
+    return x, y, k
+
+def for_rows(m):
+    acc = np.zeros(m.shape[1])
+    for row in m:
+        row *= 2
+        acc += row
+    return acc, m
+
+def int_loop_weak(x):
+    k = 3
+    for i in range(11):
+        k = k + i
+    return x * k
+
+def return_in_loop(x):
+    for i in range(12):
+        if x[i % 3] > 2:
+            return x[i % 3], i
+    return -1.0, -1
+
+def either_then_loop(a):
+    b = a.copy()
+    if a.sum() > 0:
+        b = a
+    for i in range(10):
+        b[i % 3] += 1
+    return a, b
+
+def either_read_in_loop(a):
+    c = a
+    if a[0] > 0:
+        c = a * 2
+    s = 0.0
+    for i in range(9):
+        s = s + c[i % 3]
+        a[0] += 1
+    return s, c
+
+def view_across_branch(a):
+    if a[0] > 0:
+        v = a[1:]
+    else:
+        v = a[:-1]
+    v *= 2
+    return a, v
+
+def rng_in_loop(x):
+    rng = np.random.default_rng(0)
+    t = x.copy()
+    for i in range(10):
+        t = t + rng.random(3)
+    return t.shape
+
+def nonlocal_array(x):
+    acc = np.zeros(3)
+    def add(v):
+        nonlocal acc
+        acc += v
+    for i in range(9):
+        if x[i % 3] > 0:
+            add(x)
+    return acc
+
+def helper_returns_alias(x, y):
+    def pick(a, b):
+        if a.sum() > b.sum():
+            return a
+        return b
+    p = pick(x, y)
+    p[0] = 42
+    return x, y
+
+def dict_slot(x):
+    d = {"u": x * 1.0, "k": 0}
+    for i in range(10):
+        d["u"] = d["u"] + 1
+        d["k"] += 2
+    return d["u"], d["k"]
+
+def tuple_vars(x):
+    pair = (x, x * 2)
+    for i in range(9):
+        a, b = pair
+        pair = (b, a + b)
+    return pair
+
+def while_with_view(x):
+    y = x.copy()
+    k = 0
+    while y.sum() < 50 and k < 8:
+        w = y[1:]
+        w += 1
+        k += 1
+    return y, k
+
+def aug_scalar_in_if(x):
+    s = x.sum()
+    t = s
+    if s > 0:
+        s += 1
+    else:
+        s *= 2
+    return s, t
+
+def inplace_on_slice_of_rebound(x):
+    y = x
+    for i in range(10):
+        y = y + 0.5
+        y[::2] -= 0.25
+    return x, y
+
+def alias_chain(x):
+    a = x
+    b = a
+    c = b[:]
+    if x.sum() > 0:
+        a = x.copy()
+    a[0] = -1
+    b[1] = -2
+    c[2] = -3
+    return x, a, b, c
+
+def continue_skips_write(x):
+    y = x.copy()
+    for i in range(10):
+        if x[i % 3] < 0.5:
+            continue
+        y[i % 3] += 1
+    return y
+
+def int_ops_if(x):
+    k = 7
+    if x.sum() > 1:
+        k >>= 1
+        k ^= 5
+    else:
+        k &= 3
+        k |= 8
+    return k, x * k
+
+def python_float_loop(x):
+    t = 0.0
+    dt = 0.1
+    y = x.copy()
+    while t < 1.0:
+        y = y + dt * y
+        t += dt
+    return y, t
+
+def mutated_arg_in_branch(a, b):
+    if a.sum() > b.sum():
+        a[:] = b
+    else:
+        b[:] = a
+    return a.sum() + b.sum()
+
+
+CASES = {
+    "rebind_one_arm": (rebind_one_arm, [np.zeros(3)]),
+    "rebind_one_arm2": (rebind_one_arm, [np.ones(3) * 50]),
+    "alias_before_loop": (alias_before_loop, [np.zeros(3)]),
+    "scalar_immutable": (scalar_immutable, [np.arange(3.0)]),
+    "swap_loop": (swap_loop, [np.zeros(3), np.ones(3)]),
+    "swap_loop_odd": (swap_loop_odd, [np.arange(3.0), np.ones(3)]),
+    "arg_rebound_pos": (arg_rebound_in_one_arm_mutated_after, [np.ones(3)]),
+    "arg_rebound_neg": (arg_rebound_in_one_arm_mutated_after, [-np.ones(3)]),
+    "view_written_in_loop": (view_written_in_loop, [np.arange(5.0)]),
+    "alias_rebound_then_written": (alias_rebound_then_written, [np.ones(3)]),
+    "early_return_pos": (early_return_then_update, [np.ones(3)]),
+    "early_return_neg": (early_return_then_update, [-np.ones(3)]),
+    "nested_ifs_pp": (nested_ifs, [np.ones(3)]),
+    "nested_ifs_pn": (nested_ifs, [np.array([1.0, -1, 0])]),
+    "nested_ifs_n": (nested_ifs, [-np.ones(3)]),
+    "nonlocal_counter": (nonlocal_counter, [np.array([1.0, -1, 2, 3, -4, 5, 6, 7, 8, -9])]),
+    "checksum": (checksum, [np.arange(40, dtype=np.int64) * 37 % 256]),
+    "closure_accum": (closure_accum, [np.arange(6.0).reshape(3, 2)]),
+    "helper_mutates": (helper_mutates, [np.ones(3), np.arange(3.0)]),
+    "list_slot": (list_slot, [np.arange(3.0)]),
+    "attr_slot": (attr_slot, [np.arange(3.0)]),
+    "break_skips_rebind": (break_skips_rebind, [np.array([0.1, 0.2, 0.9])]),
+    "break_skips_rebind0": (break_skips_rebind, [np.array([0.9, 0.2, 0.9])]),
+    "zero_d_pos": (zero_d_array, [np.ones(2)]),
+    "zero_d_neg": (zero_d_array, [-np.ones(2)]),
+    "ifexp_alias": (ifexp_alias, [np.ones(3), np.zeros(3)]),
+    "ifexp_alias2": (ifexp_alias, [np.zeros(3), np.ones(3)]),
+    "while_bounded": (while_bounded, [np.ones(3)]),
+    "for_rows": (for_rows, [np.arange(40.0).reshape(10, 4)]),
+    "int_loop_weak": (int_loop_weak, [np.ones(2, np.float32)]),
+    "return_in_loop": (return_in_loop, [np.array([1.0, 2.0, 3.0])]),
+    "return_in_loop_none": (return_in_loop, [np.array([1.0, 2.0, 1.5])]),
+    "either_then_loop_p": (either_then_loop, [np.ones(3)]),
+    "either_then_loop_n": (either_then_loop, [-np.ones(3)]),
+    "either_read_in_loop_p": (either_read_in_loop, [np.ones(3)]),
+    "either_read_in_loop_n": (either_read_in_loop, [-np.ones(3)]),
+    "view_across_branch_p": (view_across_branch, [np.arange(1.0, 5.0)]),
+    "view_across_branch_n": (view_across_branch, [-np.arange(1.0, 5.0)]),
+    "nonlocal_array": (nonlocal_array, [np.array([1.0, -1.0, 2.0])]),
+    "helper_returns_alias": (helper_returns_alias, [np.ones(3), np.zeros(3)]),
+    "helper_returns_alias2": (helper_returns_alias, [np.zeros(3), np.ones(3)]),
+    "dict_slot": (dict_slot, [np.arange(3.0)]),
+    "tuple_vars": (tuple_vars, [np.arange(3.0)]),
+    "while_with_view": (while_with_view, [np.ones(3)]),
+    "aug_scalar_in_if_p": (aug_scalar_in_if, [np.ones(3)]),
+    "aug_scalar_in_if_n": (aug_scalar_in_if, [-np.ones(3)]),
+    "inplace_on_slice_of_rebound": (inplace_on_slice_of_rebound, [np.ones(4)]),
+    "alias_chain_p": (alias_chain, [np.ones(3)]),
+    "alias_chain_n": (alias_chain, [-np.ones(3)]),
+    "continue_skips_write": (continue_skips_write, [np.array([0.1, 0.9, 0.6])]),
+    "int_ops_if_p": (int_ops_if, [np.ones(3)]),
+    "int_ops_if_n": (int_ops_if, [np.zeros(3)]),
+    "python_float_loop": (python_float_loop, [np.ones(2)]),
+    "mutated_arg_in_branch": (mutated_arg_in_branch, [np.ones(3), np.zeros(3)]),
+    "mutated_arg_in_branch2": (mutated_arg_in_branch, [np.zeros(3), np.ones(3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_program_leaves_what_numpy_leaves(name):
+    fn, args = CASES[name]
+    want_args, got_args = copy.deepcopy(args), copy.deepcopy(args)
+    want = fn(*want_args)
+    got = cf.jit(fn)(*got_args)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    assert len(got) == len(want)
+    for w, g in zip(want, got):
+        w, g = np.asarray(w), np.asarray(g)
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), name
+        np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=name)
+    for w, g in zip(want_args, got_args):
+        np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=f"{name}: an argument after the call")
