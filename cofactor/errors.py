@@ -11,11 +11,13 @@ import dis
 import linecache
 import os
 import sys
+import sysconfig
 
 import numpy as np
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 class CofactorError(Exception):
@@ -104,9 +106,10 @@ _EQUIVALENTS = [
 
 
 def _is_internal(filename: str) -> bool:
+    """Code that is not the user's: cofactor's, NumPy's, the standard library's (contextlib's frames
+    sit between the user's line and cofactor's when an error passes a ``with``)."""
     path = os.path.abspath(filename)
-    return path.startswith(_PACKAGE_DIR + os.sep) or path.startswith(_NUMPY_DIR + os.sep) \
-        or filename.startswith("<frozen")
+    return path.startswith((_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep, _STDLIB)) or filename.startswith("<frozen")
 
 
 def user_location() -> str | None:
@@ -128,13 +131,14 @@ _DELIBERATE_DIRS = tuple(os.path.join(_PACKAGE_DIR, d) + os.sep for d in ("numpy
 
 
 def _raised_at(error: BaseException):
-    """The innermost frame of ``error``'s traceback and the opcode it stopped at."""
-    tb = error.__traceback__
-    if tb is None:
-        return None, None
-    while tb.tb_next is not None:
+    """The innermost frame of ``error``'s traceback outside the standard library (which raises on
+    behalf of whoever called it), and the opcode it stopped at."""
+    tb, found = error.__traceback__, (None, None)
+    while tb is not None:
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_STDLIB):
+            found = tb.tb_frame, tb.tb_frame.f_code.co_code[tb.tb_lasti]
         tb = tb.tb_next
-    return tb.tb_frame, tb.tb_frame.f_code.co_code[tb.tb_lasti]
+    return found
 
 
 @contextlib.contextmanager

@@ -459,12 +459,13 @@ def convert_control_flow(function_node):
     # Variables declared global cannot be carried (a nonlocal one can: the converted function
     # shares the closure cells of the original, and its helpers declare it nonlocal in turn).
     global_names = [n for s in _walk_scope(function_node.body) if isinstance(s, ast.Global) for n in s.names]
+    nonlocal_names = {n for s in _walk_scope(function_node.body) if isinstance(s, ast.Nonlocal) for n in s.names}
     transformer = ControlFlow(global_names)
     function_node.body = transformer._visit_all(function_node.body)
-    if transformer.bound:
+    local = [n for n in dict.fromkeys(transformer.bound) if n not in nonlocal_names]
+    if local:
         # Bind every rewritten name in this function (dead code still makes them local), so the
-        # generated functions' ``nonlocal`` statements find them.
-        binding = ast.If(ast.Constant(False), [ast.Assign([_name(n, ast.Store) for n in dict.fromkeys(transformer.bound)],
-                                                          ast.Constant(None))], [])
+        # generated functions' ``nonlocal`` statements find them (a nonlocal name is bound outside).
+        binding = ast.If(ast.Constant(False), [ast.Assign([_name(n, ast.Store) for n in local], ast.Constant(None))], [])
         function_node.body.insert(0, binding)
     return function_node

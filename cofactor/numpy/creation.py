@@ -182,8 +182,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
 
 @constructs(np.asarray, np.asanyarray, np.ascontiguousarray)
 def asarray(a, dtype=None, *args, **kwargs):
-    if isinstance(a, TracedArray) and (dtype is None or np.dtype(dtype) == a.dtype):
-        return a  # no copy, as NumPy: writes through the result change ``a``
+    if isinstance(a, TracedArray) and not a.scalar and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a  # no copy, as NumPy: writes through the result change ``a`` (a scalar gives a new 0-d array)
     return array(a, dtype)
 
 

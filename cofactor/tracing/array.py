@@ -80,7 +80,7 @@ class TracedArray:
                 raise located(TracingError(self.stale))
             journals = context.current().journals
             if journals:
-                journals[-1].append((self, self._value))
+                journals[-1].entries.append((self, self._value))
             self._value = new
             if self.mirrored_by:
                 block = current_block()  # an Either whose region has ended is gone
@@ -190,15 +190,25 @@ class TracedArray:
 
 class Journal:
     """Records the owners written while it is open, each with its value before the first write
-    (control flow carries what a branch or a loop body writes)."""
+    (control flow carries what a branch or a loop body writes).  Owners made stale while it is
+    open are stale only until it closes: a branch's copies mean nothing in the other branch.  A
+    region whose tracing fails leaves the owners as it found them (a loop then unrolled, say,
+    starts from the values before the failed attempt)."""
 
     def __enter__(self):
         self.entries = []
-        context.current().journals.append(self.entries)
+        self.staled = []
+        context.current().journals.append(self)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, failed, *exc):
         context.current().journals.pop()
+        for owner, before in reversed(self.staled):
+            owner.stale = before
+        if failed is not None:
+            for owner, old in reversed(self.entries):
+                owner._value = old
+
 
     def written(self) -> list:
         """(owner, value before) of each owner written, in the order of their first writes."""
@@ -206,6 +216,15 @@ class Journal:
         for owner, old in self.entries:
             first.setdefault(id(owner), (owner, old))
         return list(first.values())
+
+
+def make_stale(owner, message):
+    """Mark ``owner`` stale (any use raises ``message``) for the rest of the branch or loop body
+    being traced, or of the trace."""
+    journals = context.current().journals
+    if journals:
+        journals[-1].staled.append((owner, owner.stale))
+    owner.stale = message
 
 
 class Either(TracedArray):

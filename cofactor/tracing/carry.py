@@ -35,6 +35,7 @@ from .array import Either, TracedArray
 _SELECTOR = TensorType((), np.dtype(np.int32))
 _MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
 _PYTHON_NUMBERS = (bool, int, float, complex)
+_NO_FIT = object()
 
 
 class LayoutError(Exception):
@@ -96,11 +97,15 @@ class Fitting:
     """One fit of a state to a layout.  ``emit``: build the payload (in the current block);
     otherwise only check.  ``start``: objects with a later serial were made in the region;
     ``adoptable``: ids of owners made before it that may be carried as values; ``shared``: ids
-    of owners more than one leaf of the state holds."""
+    of owners more than one leaf of the state holds.
+
+    The payload is per node, not per leaf: a node shared by several leaves (an array several
+    variables hold) carries its values once; a node no leaf gives values to (an alternative not
+    taken, a variable with no value yet) carries placeholders."""
 
     def __init__(self, start: int, adoptable, emit: bool, shared=frozenset()):
         self.start, self.adoptable, self.emit, self.shared = start, adoptable, emit, shared
-        self.values: list = []
+        self.payload: dict = {}   # id(node) -> its own values
         self.memo: dict = {}      # id(object) -> node it fitted
         self.used: dict = {}      # id(node) -> object that fitted it
         self.adopted: dict = {}   # id -> owner made before the region and carried as a value
@@ -109,11 +114,17 @@ class Fitting:
     def made_here(self, x) -> bool:
         return x.serial >= self.start
 
+    def _saved(self):
+        return dict(self.payload), dict(self.memo), dict(self.used), dict(self.adopted), dict(self.widen)
+
+    def _restore(self, saved):
+        self.payload, self.memo, self.used, self.adopted, self.widen = (dict(d) for d in saved)
+
     def fit(self, node, x) -> bool:
-        """Fit ``x`` to ``node``, appending its payload; on failure nothing changes.  An array made
-        in the region fits one node, and a node one such array: what the state shares, the layout
-        shares."""
-        saved = len(self.values), dict(self.memo), dict(self.used), dict(self.adopted), dict(self.widen)
+        """Fit ``x`` to ``node``, giving nodes their payloads; on failure nothing changes.  An array
+        made in the region fits one node, and a node one such array: what the state shares, the
+        layout shares."""
+        saved = self._saved()
         made = isinstance(x, TracedArray) and not x.scalar and (self.made_here(x) or id(x) in self.adoptable) \
             and isinstance(node, (Owner, View)) or isinstance(x, Either) and isinstance(node, Choice)
         if made and (self.memo.get(id(x), node) is not node or self.used.get(id(node), x) is not x):
@@ -125,32 +136,46 @@ class Fitting:
                 self.memo[id(x)] = node
                 self.used[id(node)] = x
             return True
-        del self.values[saved[0]:]
-        self.memo, self.used, self.adopted, self.widen = saved[1:]
+        self._restore(saved)
         return False
 
-    def value(self, make):
-        self.values.append(make() if self.emit else None)
+    def give(self, node, make):
+        """``node``'s own values are ``make()`` (a list), unless another leaf gave them already."""
+        if id(node) not in self.payload:
+            self.payload[id(node)] = make() if self.emit else [None] * len(node.own_types())
+
+    def values(self, nodes) -> list:
+        """The payload of these nodes (in layout order, each once), placeholders where none was given."""
+        out = []
+        for node in nodes:
+            given = self.payload.get(id(node))
+            if given is None:
+                given = [_zeros(t) for t in node.own_types()] if self.emit else [None] * len(node.own_types())
+            out += given
+        return out
 
 
 class Node:
     def fit(self, x, f: Fitting) -> bool:
         raise NotImplementedError
 
-    def types(self) -> list:
-        """The types of its payload."""
+    def own_types(self) -> list:
+        """The types of the values this node itself carries (not its parts')."""
         return []
 
-    def build(self, values, b: dict):
-        """The object for the payload ``values`` (an iterator); ``b``: node id -> object built."""
+    def parts(self) -> list:
+        """The nodes this one is made of."""
+        return []
+
+    def build(self, values: dict, b: dict):
+        """The object for payload ``values`` (id(node) -> its values); ``b``: node id -> object built."""
         raise NotImplementedError
 
-    def placeholder(self) -> list:
-        """A payload for when this node is not the chosen one."""
-        return [_zeros(t) for t in self.types()]
-
     def nodes(self):
+        """This node and the nodes it is made of, each once, in layout order."""
         yield self
+        for part in self.parts():
+            yield from part.nodes()
 
 
 class Pre(Node):
@@ -206,7 +231,7 @@ class Owner(Node):
             if id(x) not in f.adoptable:
                 return False
             f.adopted[id(x)] = x
-        f.value(lambda: x._value)
+        f.give(self, lambda: [x._value])
         return True
 
     def _fit_either(self, x, f):
@@ -220,16 +245,15 @@ class Owner(Node):
             f.memo[id(o)] = self
             if not f.made_here(o):
                 f.adopted[id(o)] = o
-        f.value(lambda: x.value)
+        f.give(self, lambda: [x.value])
         return True
 
-    def types(self):
+    def own_types(self):
         return [self.type]
 
     def build(self, values, b):
-        value = next(values)  # a node shared by several leaves has its payload at each of them
         if id(self) not in b:
-            b[id(self)] = TracedArray(value)
+            b[id(self)] = TracedArray(values[id(self)][0])
         return b[id(self)]
 
 
@@ -255,14 +279,16 @@ class Number(Node):
         dtype = np.result_type(self.type.dtype, t.dtype)
         if dtype != self.type.dtype or shape != self.type.shape or self.weak is not None and weak is None:
             f.widen[self] = Number(TensorType(shape, dtype), self.weak if weak else None, self.broadcast)
-        f.value(lambda: _number_value(x, self.type))
+        f.give(self, lambda: [_number_value(x, self.type)])
         return True
 
-    def types(self):
+    def own_types(self):
         return [self.type]
 
     def build(self, values, b):
-        return TracedArray(next(values), scalar=not self.broadcast, weak=self.weak)
+        if id(self) not in b:
+            b[id(self)] = TracedArray(values[id(self)][0], scalar=not self.broadcast, weak=self.weak)
+        return b[id(self)]
 
 
 class View(Node):
@@ -275,23 +301,19 @@ class View(Node):
         if not isinstance(x, TracedArray) or x.lens is None or not f.made_here(x) or x.scalar \
                 or not self.lens.same_template(x.lens) or not f.fit(self.base, x.base):
             return False
-        for v in x.lens.values():
-            f.value(lambda v=v: v)
+        f.give(self, lambda: list(x.lens.values()))
         return True
 
-    def types(self):
-        return self.base.types() + [v.type for v in self.lens.values()]
+    def own_types(self):
+        return [v.type for v in self.lens.values()]
+
+    def parts(self):
+        return [self.base]
 
     def build(self, values, b):
-        base = self.base.build(values, b)
-        lens = self.lens.with_values([next(values) for _ in self.lens.values()])
         if id(self) not in b:
-            b[id(self)] = TracedArray(None, base, lens)
+            b[id(self)] = TracedArray(None, self.base.build(values, b), self.lens.with_values(values[id(self)]))
         return b[id(self)]
-
-    def nodes(self):
-        yield self
-        yield from self.base.nodes()
 
 
 class Choice(Node):
@@ -304,104 +326,80 @@ class Choice(Node):
         types = list(dict.fromkeys(_array_type(a) for a in self.alternatives))
         if len(types) > 1:
             raise LayoutError("arrays of different shapes or dtypes", types[:2])
-        self.mirror = next((k for k, a in enumerate(self.alternatives) if isinstance(a, Owner)), None)
 
-    def types(self):
-        return [_SELECTOR] + [t for a in self.alternatives for t in a.types()]
+    @property
+    def mirror(self):
+        return next((k for k, a in enumerate(self.alternatives) if isinstance(a, Owner)), None)
+
+    def own_types(self):
+        return [_SELECTOR]
+
+    def parts(self):
+        return self.alternatives
 
     def fit(self, x, f):
-        resolved = self._resolve(x, f)
-        if resolved is None:
+        selector = self._resolve(x, f)
+        if selector is _NO_FIT:
             return False
-        selector, payloads = resolved
-        f.values.append(selector)
-        for payload in payloads:
-            f.values += payload
+        f.give(self, lambda: [selector])
         return True
 
     def _resolve(self, x, f):
-        """(selector, one payload per alternative) for ``x``, or None."""
+        """The selector for ``x`` (its alternatives' payloads given on the way), or _NO_FIT."""
         if isinstance(x, Either) and len(x.choices) == len(self.alternatives) and f.made_here(x):
             # The Either this node built (a loop body's variable it did not rebind): choice k fits alternative k.
-            start = len(f.values)
+            saved = f._saved()
             if all(f.fit(alt, c) for alt, c in zip(self.alternatives, x.choices)):
-                flat, payloads = f.values[start:], []
-                for alt in self.alternatives:
-                    payloads.append(flat[:len(alt.types())])
-                    flat = flat[len(alt.types()):]
-                del f.values[start:]
-                return x.selector, payloads
-            del f.values[start:]
+                return x.selector
+            f._restore(saved)
         for k, alt in enumerate(self.alternatives):
-            start = len(f.values)
             if f.fit(alt, x):
-                mine = f.values[start:]
-                del f.values[start:]
-                payloads = [mine if j == k else self._placeholder(a, f) for j, a in enumerate(self.alternatives)]
                 if self.mirror is not None and self.mirror != k:
-                    payloads[self.mirror] = [x.value if f.emit else None]
-                return self._constant(k, f), payloads
+                    f.give(self.alternatives[self.mirror], lambda: [x.value])
+                return ops.constant(np.array(k, np.int32)) if f.emit else None
         if isinstance(x, Either) and f.made_here(x):
-            # An Either made in the region (by a branch inside it): each of its choices is resolved on
-            # its own, as the world where the selector picks it, then the payloads are selected.
-            parts = []
-            for c in x.choices:
-                world = dict(f.memo), dict(f.used)
-                parts.append(self._resolve(c, f))
-                f.memo, f.used = world
-            if any(p is None for p in parts):
-                return None
-            selector = _pick(x, [s for s, _ in parts], f)
-            payloads = [[_pick(x, list(vs), f) for vs in zip(*[p[j] for _, p in parts])]
-                        for j in range(len(self.alternatives))]
-            return selector, payloads
-        return None
+            return self._resolve_either(x, f)
+        return _NO_FIT
 
-    @staticmethod
-    def _constant(k, f):
-        return ops.constant(np.array(k, np.int32)) if f.emit else None
-
-    @staticmethod
-    def _placeholder(alt, f):
-        return alt.placeholder() if f.emit else [None] * len(alt.types())
+    def _resolve_either(self, x, f):
+        """An Either made in the region (by a branch inside it): each of its choices is resolved as
+        the world where the selector picks it; the payloads are then selected."""
+        saved, worlds = f._saved(), []
+        for c in x.choices:
+            f._restore(saved)
+            selector = self._resolve(c, f)
+            if selector is _NO_FIT:
+                f._restore(saved)
+                return _NO_FIT
+            worlds.append((selector, f.payload))
+        f._restore(saved)
+        for node in self.nodes():
+            if node is not self and any(id(node) in payload for _, payload in worlds):
+                f.payload.setdefault(id(node), [_pick(x, list(vs), f) for vs in zip(*[
+                    payload.get(id(node)) or [_zeros(t) if f.emit else None for t in node.own_types()]
+                    for _, payload in worlds])])
+        return _pick(x, [s for s, _ in worlds], f)
 
     def build(self, values, b):
-        selector = next(values)
-        alternatives = [a.build(values, b) for a in self.alternatives]
         if id(self) not in b:
-            b[id(self)] = Either(selector, alternatives, self.mirror)
+            b[id(self)] = Either(values[id(self)][0], [a.build(values, b) for a in self.alternatives], self.mirror)
         return b[id(self)]
-
-    def nodes(self):
-        yield self
-        for a in self.alternatives:
-            yield from a.nodes()
 
 
 class Late(Node):
-    """``node``, or no value (a variable assigned on some paths only): no value fits with a placeholder."""
+    """``node``, or no value (a variable assigned on some paths only): no value gives no payload."""
 
     def __init__(self, node: Node, marker):
         self.node, self.marker = node, marker
 
-    def types(self):
-        return self.node.types()
+    def parts(self):
+        return [self.node]
 
     def fit(self, x, f):
-        if is_unset(x):
-            if f.emit:
-                f.values += self.node.placeholder()
-            else:
-                f.values += [None] * len(self.node.types())
-            return True
-        return f.fit(self.node, x)
+        return is_unset(x) or f.fit(self.node, x)
 
     def build(self, values, b):
         return self.node.build(values, b)
-
-    def nodes(self):
-        yield self
-        yield from self.node.nodes()
 
 
 def _pick(either: Either, values: list, f):
@@ -440,12 +438,12 @@ def export(x, start: int, memo: dict) -> Node:
     if id(x) in memo:
         return memo[id(x)]
     if is_unset(x):
-        node = Unset(x)
-    elif not isinstance(x, TracedArray):
+        return Unset(x)
+    if not isinstance(x, TracedArray):
         return Static(x)  # a Python object, or a number known now: it stays Python while it is the same
-    elif x.scalar:
+    if x.scalar:
         return Number(*_number_type(x))
-    elif x.serial < start:
+    if x.serial < start:
         node = Pre(x)
     elif isinstance(x, Either):
         node = Choice(_alternatives([export(c, start, memo) for c in x.choices]))

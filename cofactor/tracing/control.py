@@ -20,17 +20,19 @@ carried raises an error that names the variable and the line.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from ..errors import TracingError, located
+from ..errors import TracingError, located, origin
 from ..ir import ops
 from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import context
-from .array import Journal, TracedArray, serial_now
-from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number, expect_made,
-                    export, is_number, is_unset, join, shared_owners)
+from .array import Journal, TracedArray, make_stale, serial_now
+from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Owner, Undefined, Unset, View, _wider,
+                    as_number, expect_made, export, is_number, is_unset, join, shared_owners)
 from .heap import Heap, Scope
 
 # Names the source conversion gives a function's pending return value: a branch that has not
@@ -109,8 +111,8 @@ class Bindings:
         for state in states:
             count = {}
             for leaf in flatten(list(state))[0]:
-                if isinstance(leaf, TracedArray) and leaf.serial < self.start:
-                    for owner in leaf.owners():
+                for owner in leaf.owners() if isinstance(leaf, TracedArray) else ():
+                    if owner.serial < self.start:  # a view or an Either made in the region counts too
                         count[id(owner)] = count.get(id(owner), 0) + (1 if leaf is owner else 2)
                         if leaf is owner and not owner.scalar:
                             result.add(id(owner))
@@ -129,6 +131,15 @@ class Bindings:
             message = (f"{variable} changes from {what} {one} to {other} in {self.where}; a loop variable must keep "
                        f"its {what}")
         return located(TracingError(message))
+
+
+def _cyclic(node, path=()) -> bool:
+    """Whether ``node`` is among the nodes it is made of (a view of a choice that holds the view)."""
+    if any(node is p for p in path):
+        return True
+    parts = node.alternatives if isinstance(node, Choice) else [node.node] if isinstance(node, Late) else \
+        [node.base] if isinstance(node, View) else []
+    return any(_cyclic(part, (*path, node)) for part in parts)
 
 
 class Layout:
@@ -167,10 +178,35 @@ class Layout:
             leaves, self.trees[k] = flatten(x)
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
             return
+        node, shared = self.nodes[k][i], memo.get(id(x))
+        inner = node.node if isinstance(node, Late) else node
         try:
-            self.nodes[k][i] = join(self.nodes[k][i], x, self.start, self.adoptable, memo)
+            joined = join(node, x, self.start, self.adoptable, memo)
         except LayoutError as e:
             raise self.bindings.fail(k, e) from None
+        # Every leaf that held the old array node (or, when x is shared with another leaf, that
+        # leaf's node) holds the joined one: what the state shares, the layout keeps sharing.
+        joined_inner = joined.node if isinstance(joined, Late) else joined
+        new = {id(s): joined_inner for s in (inner, shared) if isinstance(s, (Owner, View, Choice))}
+        self._replace(new)
+        self.nodes[k][i] = joined
+        if _cyclic(joined_inner):
+            raise self.bindings.fail(k, LayoutError(
+                "a view of an array that is itself one of several arrays, among them that view (as a variable "
+                "rebound to a view of itself), which cofactor cannot carry (copy it: v = v[...].copy())"))
+
+    def _replace(self, new: dict):
+        def replaced(node):
+            if id(node) in new:  # (not inside: the joined node is made of the old ones)
+                return new[id(node)]
+            if isinstance(node, Choice):
+                node.alternatives = [replaced(a) for a in node.alternatives]
+            elif isinstance(node, Late):
+                node.node = replaced(node.node)
+            elif isinstance(node, View):
+                node.base = replaced(node.base)
+            return node
+        self.nodes = [[replaced(node) for node in nodes] for nodes in self.nodes]
 
     def widen(self, widen: dict):
         """Replace the numbers that must widen, wherever they sit (also among a Choice's alternatives)."""
@@ -202,15 +238,27 @@ class Layout:
                 return
         raise located(TracingError(f"the variables of {self.bindings.where} could not be carried"))
 
-    def types(self) -> list:
-        return [t for k in range(len(self.nodes)) for t in self.types_of(k)]
+    def order(self) -> list:
+        """Every node of the layout once, in the order their payloads are carried."""
+        seen = {}
+        for nodes in self.nodes:
+            for node in nodes:
+                for n in node.nodes():
+                    seen.setdefault(id(n), n)
+        return list(seen.values())
 
-    def types_of(self, k) -> list:
-        return [t for node in self.nodes[k] for t in node.types()]
+    def types(self) -> list:
+        return [t for node in self.order() for t in node.own_types()]
+
+    def payload(self, f: Fitting) -> list:
+        return f.values(self.order())
 
     def build(self, values) -> list:
-        values, built = iter(values), {}
-        return [unflatten(tree, [node.build(values, built) for node in nodes])
+        values, own = iter(values), {}
+        for node in self.order():
+            own[id(node)] = [next(values) for _ in node.own_types()]
+        built = {}
+        return [unflatten(tree, [node.build(own, built) for node in nodes])
                 for tree, nodes in zip(self.trees, self.nodes)]
 
 
@@ -219,7 +267,7 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     after)} for the owners made before the if that it writes)."""
     block = Block(label=where)
     bindings.assign(initial)
-    with Journal() as journal, insertion_point(block):
+    with Journal() as journal, insertion_point(block), _traced_anyway(f"a branch of {where}"):
         fn()
     names_after = list(bindings.get())
     changed = bindings.heap.changed_slots()
@@ -231,6 +279,20 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     for a, old in reversed(written):
         a._value = old
     return block, names_after, slots_after, after, changed
+
+
+@contextlib.contextmanager
+def _traced_anyway(what: str):
+    """The user's own exception from code that is traced whether or not it runs: an error that
+    says so (NumPy would not have raised it where the branch or loop is not taken)."""
+    try:
+        yield
+    except Exception as e:
+        if origin(e) != "user":
+            raise
+        raise located(TracingError(
+            f"{type(e).__name__}: {e} -- raised while cofactor traced {what}, which it traces whether or not "
+            "this call takes it (the condition is only known when the compiled function runs)")) from e
 
 
 def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, broadcast=False):
@@ -267,7 +329,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
             f, miss = layout.fit(state, emit=True)
             assert miss is None and not f.widen, "a branch's state no longer fits the layout both fit"
             adopted.update(f.adopted)
-            outputs = f.values + [after[key][1] if key in after else originals[key] for key in written]
+            outputs = layout.payload(f) + [after[key][1] if key in after else originals[key] for key in written]
             for key in after:
                 written[key]._value = originals[key]
             ops.emit_return(outputs)
@@ -320,7 +382,7 @@ def cond_value(pred: TracedArray, then_fn, else_fn, scope, line):
 
 def _make_stale(adopted: dict, where: str):
     for a in adopted.values():
-        a.stale = (f"this array was replaced by a copy when {where} carried the variable that held it "
+        make_stale(a, f"this array was replaced by a copy when {where} carried the variable that held it "
                    "(cofactor saw no other variable holding it, but this code reached it another way, e.g. "
                    "through a global or a deeply nested container); keep arrays a branch or loop rebinds in "
                    "local variables, or copy them before it (.copy())")
@@ -358,8 +420,9 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     """
     where = f"the loop at line {line}"
     bindings = Bindings(names, get_state, set_state, scope, where)
-    storages = list(bindings.heap.owners.values())
     initial = bindings.values()
+    reachable = [o for x in flatten(initial)[0] if isinstance(x, TracedArray) for o in x.owners()]
+    storages = list({id(o): o for o in [*bindings.heap.owners.values(), *reachable] if not o.scalar}.values())
     adoptable = bindings.adoptable([initial])
     layout = Layout(bindings, initial, bindings.start, adoptable)
     for k, name in enumerate(bindings.names):
@@ -440,7 +503,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         trace = context.current()
         trace.running.append(running)
         try:
-            with Journal() as journal:
+            with Journal() as journal, _traced_anyway(f"the body of {where}") if not runs else contextlib.nullcontext():
                 body_fn()
         finally:
             trace.running.pop()
@@ -470,7 +533,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
             layout.fit_joined([initial, state])
             raise _Retry()
         f, _ = layout.fit(state, emit=True)
-        outputs = f.values + [a._value for a in storages]
+        outputs = layout.payload(f) + [a._value for a in storages]
         if bound is not None:
             # Past the condition's end, every iteration keeps the state it was given.
             args = current_block().arguments
@@ -478,7 +541,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
                 [_keep(running, new, old) for new, old in zip(outputs, args[1:])]
         return outputs
 
-    inits = f.values + originals
+    inits = layout.payload(f) + originals
     if bound is not None:
         inits.insert(0, ops.constant(np.array(0, np.int64)))
     try:
@@ -503,16 +566,18 @@ def _carry_late(layout: Layout, entry, state, block, first: int):
     """Variables first assigned in the body that it did not read at its top: carry them from here
     on, through new arguments of the body block (a loop starts them from zeros), without tracing
     the body again."""
-    position = first
+    old = layout.order()  # kept alive while ids are compared: a freed node's id may be reused
+    before = {id(node) for node in old}
     for k, nodes in enumerate(layout.nodes):
         if isinstance(entry[k], _Tripwire) and not entry[k].touched and not is_unset(state[k]):
             leaves, layout.trees[k] = flatten(state[k])
             layout.nodes[k] = [Late(export(x, layout.start, {}), nodes[0].marker) for x in leaves]
-            for t in layout.types_of(k):
+    position = first
+    for node in layout.order():
+        for t in node.own_types():
+            if id(node) not in before:
                 block.insert_argument(position, t)
-                position += 1
-        else:
-            position += len(layout.types_of(k))
+            position += 1
 
 
 def _add_slot_nodes(layout: Layout, bindings: Bindings):
