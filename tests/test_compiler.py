@@ -137,3 +137,35 @@ def test_auto_optimization_tries_both_programs_on_copies_and_keeps_one():
     np.testing.assert_allclose(mine, numpy_u, rtol=1e-12)  # updated once, though both programs ran
     curated = cf.compile(_heat_in_place, u.copy(), optimize=True)
     assert curated._rival is None
+
+
+_INTERRUPTED_COMPILE = """
+import os, signal, sys, threading, time, warnings
+import numpy as np
+sys.path.insert(0, {tests!r})
+import cofactor as cf
+from test_errors import triangular  # unrolled: about 3000 operations, a few seconds of XLA compile
+
+warnings.simplefilter("ignore")
+start = time.perf_counter()
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    cf.jit(triangular)(np.eye(18))
+    print("finished", time.perf_counter() - start)
+except KeyboardInterrupt:
+    print("interrupted", time.perf_counter() - start)
+"""
+
+
+def test_ctrl_c_interrupts_a_long_compile():
+    import os
+    import subprocess
+    import sys
+
+    script = _INTERRUPTED_COMPILE.format(tests=os.path.dirname(__file__))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "COFACTOR_CACHE_DIR": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    word, seconds = out.stdout.split()
+    assert word == "interrupted" and float(seconds) < 3, out.stdout
+    assert "terminate called" not in out.stderr  # the compile left running does not crash the exit

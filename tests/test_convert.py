@@ -102,3 +102,40 @@ def test_default_values_come_from_the_definition_not_the_converted_copy():
     fn = make(3.0)
     x = np.arange(3.0)
     np.testing.assert_allclose(np.asarray(cf.jit(fn)(x)), fn(x))
+
+
+def test_identical_functions_in_two_modules_call_their_own_helpers(tmp_path):
+    import importlib.util
+
+    body = "import numpy as np\n\ndef helper(x):\n    return x * {k}\n\ndef f(x):\n    if x.sum() > 0:\n" \
+           "        x = helper(x)\n    return x\n"
+    modules = []
+    for k in (2, 3):
+        path = tmp_path / f"module_{k}.py"
+        path.write_text(body.format(k=k))
+        spec = importlib.util.spec_from_file_location(f"module_{k}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    assert modules[0].f.__code__ == modules[1].f.__code__  # equal code objects, different globals
+    for k, module in zip((2, 3), modules):
+        np.testing.assert_array_equal(np.asarray(cf.jit(module.f)(np.ones(2))), np.full(2, k))
+
+
+def test_nonlocal_variables_are_the_enclosing_functions():
+    def f(x):
+        count = 0
+        total = np.zeros(3)
+
+        def bump(v):
+            nonlocal count, total
+            count += 1
+            total = total + v
+
+        for i in range(12):  # a rolled loop calls the helper: it changes f's own variables
+            if x[i % 3] > 0:
+                bump(x)
+        bump(x)
+        return count, total
+
+    check(f, np.array([1.0, -2.0, 3.0]))

@@ -82,3 +82,71 @@ def test_xla_failure_is_a_compilation_error_with_the_module():
     with pytest.raises(cf.CompilationError) as info:
         Executable(text, [TensorType((2,), np.float64)])
     assert info.value.mlir == text and info.value.diagnostic
+
+
+def test_a_bug_in_cofactor_is_an_internal_error_not_the_users(monkeypatch):
+    import operator
+
+    from cofactor.ir import ops
+
+    monkeypatch.setattr(ops, "reduce", operator.getitem)  # a TypeError inside cofactor, not from the user
+
+    def f(x):
+        return np.sum(x)  # the user's line the error names
+
+    with pytest.raises(cf.InternalError) as info:
+        cf.jit(f)(np.ones(3))
+    error = info.value
+    assert not isinstance(error, (ValueError, TypeError))  # it blames no one's input
+    assert isinstance(error.__cause__, TypeError)
+    assert "bug in cofactor" in str(error) and HERE in str(error) and "np.sum(x)" in str(error)
+
+
+def test_the_users_own_exception_passes_through():
+    def f(x):
+        raise KeyError("mine")
+
+    with pytest.raises(KeyError, match="mine"):
+        cf.jit(f)(np.ones(3))
+
+
+_HIDDEN = {}  # module state: control flow does not look into globals
+
+
+def _keep(v):
+    _HIDDEN["v"] = v
+
+
+def test_a_value_that_escapes_its_branch_is_an_error_naming_the_line():
+    def f(x):
+        if x.sum() > 0:
+            _keep(x * 2)
+        return _HIDDEN["v"] + 1  # uses a value computed inside the if
+
+    with pytest.raises(cf.TracingError, match="computed inside the if at line") as info:
+        cf.jit(f)(np.ones(3))
+    assert HERE in str(info.value)
+
+
+def triangular(A):
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for i in range(n):
+        for j in range(i + 1):
+            s = np.dot(L[i, :j], L[j, :j])
+            L[i, j] = (A[i, j] - s) / 2.0
+    return L
+
+
+def test_a_huge_unrolled_trace_stops_within_seconds_naming_the_loops():
+    import time
+    import warnings
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cf.UnrolledLoopWarning)
+        with pytest.raises(cf.TracingError, match=r"op_budget.*loops at lines \d+, \d+") as info:
+            cf.jit(triangular)(np.eye(100))
+    assert time.perf_counter() - start < 20
+    assert HERE in str(info.value)
+    cf.jit(triangular, op_budget=None)  # the budget is an option (None: none)
