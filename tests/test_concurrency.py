@@ -6,24 +6,7 @@ import threading
 import numpy as np
 
 import cofactor as cf
-
-
-def branchy(x):
-    s = x * 0
-    if x.sum() > 0:
-        s = s + 1
-    else:
-        s -= 1
-    return s
-
-
-def looping(a):
-    b = a
-    for i in range(12):
-        a += 1
-        if a[0] > 5:
-            a[1] -= 2
-    return b
+from test_bindings import alias_before_loop, rebind_one_arm
 
 
 def scalars(a):
@@ -42,7 +25,7 @@ def stencil(u):
     return u
 
 
-PROGRAMS = [branchy, looping, scalars, stencil]
+PROGRAMS = [rebind_one_arm, alias_before_loop, scalars, stencil]
 
 
 def _run_all(shared, results, k):

@@ -466,6 +466,7 @@ def convert_control_flow(function_node):
     if local:
         # Bind every rewritten name in this function (dead code still makes them local), so the
         # generated functions' ``nonlocal`` statements find them (a nonlocal name is bound outside).
-        binding = ast.If(ast.Constant(False), [ast.Assign([_name(n, ast.Store) for n in local], ast.Constant(None))], [])
+        assign = ast.Assign([_name(n, ast.Store) for n in local], ast.Constant(None))
+        binding = ast.If(ast.Constant(False), [assign], [])
         function_node.body.insert(0, binding)
     return function_node

@@ -89,7 +89,8 @@ def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
         if _traced(test):
             options = _options()
             _check_bound(options.bound, f"the while loop at line {line}")
-            control.while_loop(cond_fn, body_fn, names, get, set_, Scope(sys._getframe(1), get), line, options.attributes,
+            scope = Scope(sys._getframe(1), get)
+            control.while_loop(cond_fn, body_fn, names, get, set_, scope, line, options.attributes,
                                options.bound, rebinds=rebinds)
             return
         if not test:

@@ -164,7 +164,8 @@ def _seeded_key(seed):
 @constructs(np.random.default_rng)
 def default_rng(seed=None):
     if seed is None:  # fresh entropy at every call, as NumPy
-        return TracedGenerator(context.current().host_input(_KEY, lambda leaves: _draw_key(np.random.default_rng().bit_generator)))
+        return TracedGenerator(context.current().host_input(
+            _KEY, lambda leaves: _draw_key(np.random.default_rng().bit_generator)))
     return TracedGenerator(_seeded_key(seed))
 
 

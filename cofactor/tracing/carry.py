@@ -18,9 +18,11 @@ where leaves share an object:
 - ``Unset`` / ``Late``: no value yet (a variable assigned on some paths only).
 
 *Fitting* a state to a layout checks that the state has that shape and yields the values to carry
-(its *payload*); a state that does not fit is *joined* in (a ``Choice`` grows, a number widens)
-and the region traced again.  *Building* a layout from carried values makes the objects the
-variables hold after the region (or at the top of a loop body).
+(its *payload*, one list per node, however many leaves share it); a state that does not fit is
+*joined* in (a ``Choice`` grows, a number widens) and the region traced again.  *Building* a
+layout from carried values makes the objects the variables hold after the region (or at the top
+of a loop body).  Where each array in a layout came from is the business of ``control.py``; a
+layout only has to say, for every state a region can leave, which object each variable holds.
 """
 from __future__ import annotations
 

@@ -172,8 +172,8 @@ class Layout:
         k, i, x, memo = miss
         if i is None:  # a variable with no value yet gets one: its layout takes the value's structure
             if not all(isinstance(node, Unset) for node in self.nodes[k]):
-                raise self.bindings.fail(k, LayoutError("differently structured values on different paths (a tuple, list or dict "
-                                                        "whose length or kind changes)"))
+                raise self.bindings.fail(k, LayoutError("differently structured values on different paths (a tuple, "
+                                                        "list or dict whose length or kind changes)"))
             marker = self.nodes[k][0].marker if self.nodes[k] else None
             leaves, self.trees[k] = flatten(x)
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
