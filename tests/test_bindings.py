@@ -400,3 +400,30 @@ def test_program_leaves_what_numpy_leaves(name):
         np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=name)
     for w, g in zip(want_args, got_args):
         np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=f"{name}: an argument after the call")
+
+
+def shared_in_one_branch_only(b, t):
+    if b.max() > b.min() and t < -0.5:
+        return b, np.where(b > -1.0, b, b[-1]), 2
+    b = np.tanh(np.zeros_like(b))
+    return b, b, 4
+
+
+def reshape_of_a_view(m):
+    v = m.T.reshape(12)       # NumPy copies: writes stay in v
+    v[0] = 100
+    w = m[1:].reshape(8)      # a view: writes reach m
+    w[0] = -5
+    r = m[::-1].reshape(2, 6)
+    r[0, 0] = 42
+    return m, v, w, r
+
+
+@pytest.mark.parametrize("fn, args", [
+    (shared_in_one_branch_only, [np.array([1.77, -0.22, -1.48, -1.26, 1.41]), np.array(-0.76)]),
+    (shared_in_one_branch_only, [np.array([1.77, -0.22, -1.48, -1.26, 1.41]), np.array(0.5)]),
+    (reshape_of_a_view, [np.arange(12.0).reshape(3, 4)]),
+], ids=["shared_taken", "shared_not_taken", "reshape_of_a_view"])
+def test_found_by_the_fuzzer(fn, args):
+    CASES["found"] = (fn, args)
+    test_program_leaves_what_numpy_leaves("found")

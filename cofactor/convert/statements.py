@@ -193,6 +193,8 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
         bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
+    trace = context.current()
+    count = trace.count
     try:
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,
                            attributes=_options().attributes, bound=bound,
@@ -200,6 +202,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     except TracingError as error:
         if not fallback:
             raise
+        trace.count = count  # the failed attempt's operations are not part of the program
         reason = str(error).splitlines()[0]
         warnings.warn_explicit(
             f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "

@@ -68,6 +68,9 @@ class _Diagonal(Lens):
     def read(self, base):
         return _diagonal_of(base, *self.args)
 
+    def on_numpy(self, array):
+        return np.diagonal(array, *self.args)
+
 
 @implements(np.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):

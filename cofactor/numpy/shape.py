@@ -11,21 +11,21 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex, Broadcast, ReadOnly, Reshape, Transpose, full_slices
+from ..tracing.views import BasicIndex, Broadcast, ReadOnly, Reshape, Transpose, full_slices, strided_like
 from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
                     reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
 
 
 def _reshape_view(of, shape):
-    """A reshape is a view of an array that owns its data; of a view, only when it merely adds
-    or drops length-1 axes (otherwise NumPy may copy, and whether it does depends on strides)."""
-    lens = Reshape(shape)
-    if isinstance(of, TracedArray) and of.lens is not None \
-            and [d for d in shape if d != 1] != [d for d in of.shape if d != 1]:
-        return view(of, ReadOnly(lens, "writing into a reshaped view of another array is not supported; "
-                                       "reshape the base array instead", UnsupportedError))
-    return view(of, lens)
+    """A reshape is a view where NumPy's strides allow one, as in NumPy (asked of NumPy itself, on
+    an array with ``of``'s strides), and a copy where they do not."""
+    if isinstance(of, TracedArray) and of.lens is not None:
+        try:
+            np.reshape(strided_like(of), shape, copy=False)
+        except ValueError:  # NumPy would copy
+            return wrap(ops.reshape(of.value, shape))
+    return view(of, Reshape(shape))
 
 
 def resolve_shape(shape, size) -> tuple:

@@ -124,11 +124,12 @@ class Fitting:
 
     def fit(self, node, x) -> bool:
         """Fit ``x`` to ``node``, giving nodes their payloads; on failure nothing changes.  An array
-        made in the region fits one node, and a node one such array: what the state shares, the
-        layout shares."""
+        or view made in the region fits one node, and such a node one array: what the state
+        shares, the layout shares (a Choice builds an Either, which any number of variables may
+        hold alike: it does not count)."""
         saved = self._saved()
         made = isinstance(x, TracedArray) and not x.scalar and (self.made_here(x) or id(x) in self.adoptable) \
-            and isinstance(node, (Owner, View)) or isinstance(x, Either) and isinstance(node, Choice)
+            and isinstance(node, (Owner, View))
         if made and (self.memo.get(id(x), node) is not node or self.used.get(id(node), x) is not x):
             ok = False
         else:
@@ -319,19 +320,17 @@ class View(Node):
 
 
 class Choice(Node):
-    """One of ``alternatives`` (array layouts of one type), chosen by a carried selector.  Its first
-    ``Owner`` alternative, if any, is the built Either's *mirror*: it always carries the chosen
-    array's value, so reading the Either needs no select."""
+    """One of ``alternatives`` (array layouts of one type), chosen by a carried selector.
+    ``mirror``: the index of an ``Owner`` alternative that is this Choice's alone (set by
+    ``choose_mirrors``): it always carries the chosen array's value, so reading the built Either
+    needs no select."""
 
     def __init__(self, alternatives):
         self.alternatives = list(alternatives)
+        self.mirror = None
         types = list(dict.fromkeys(_array_type(a) for a in self.alternatives))
         if len(types) > 1:
             raise LayoutError("arrays of different shapes or dtypes", types[:2])
-
-    @property
-    def mirror(self):
-        return next((k for k, a in enumerate(self.alternatives) if isinstance(a, Owner)), None)
 
     def own_types(self):
         return [_SELECTOR]
@@ -402,6 +401,25 @@ class Late(Node):
 
     def build(self, values, b):
         return self.node.build(values, b)
+
+
+def choose_mirrors(roots):
+    """Give each Choice among ``roots`` (and the nodes they are made of) as its mirror its first
+    Owner alternative that appears nowhere else: a mirror carries the chosen value, not an array
+    of its own, so no other variable may hold it."""
+    count, choices = {}, []
+    def visit(node):
+        count[id(node)] = count.get(id(node), 0) + 1
+        if count[id(node)] == 1:
+            if isinstance(node, Choice):
+                choices.append(node)
+            for part in node.parts():
+                visit(part)
+    for node in roots:
+        visit(node)
+    for choice in choices:
+        choice.mirror = next((k for k, a in enumerate(choice.alternatives)
+                              if isinstance(a, Owner) and count[id(a)] == 1), None)
 
 
 def _pick(either: Either, values: list, f):

@@ -31,8 +31,8 @@ from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import context
 from .array import Journal, TracedArray, make_stale, serial_now
-from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Owner, Undefined, Unset, View, _wider,
-                    as_number, expect_made, export, is_number, is_unset, join, shared_owners)
+from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number,
+                    choose_mirrors, expect_made, export, is_number, is_unset, join, shared_owners)
 from .heap import Heap, Scope
 
 # Names the source conversion gives a function's pending return value: a branch that has not
@@ -133,15 +133,6 @@ class Bindings:
         return located(TracingError(message))
 
 
-def _cyclic(node, path=()) -> bool:
-    """Whether ``node`` is among the nodes it is made of (a view of a choice that holds the view)."""
-    if any(node is p for p in path):
-        return True
-    parts = node.alternatives if isinstance(node, Choice) else [node.node] if isinstance(node, Late) else \
-        [node.base] if isinstance(node, View) else []
-    return any(_cyclic(part, (*path, node)) for part in parts)
-
-
 class Layout:
     """One node per leaf of each binding (carry.py), and each binding's tree structure."""
 
@@ -156,6 +147,7 @@ class Layout:
     def fit(self, state, emit: bool):
         """The Fitting of ``state``, or (binding, leaf, value) where it does not fit (leaf None: the
         binding's structure)."""
+        choose_mirrors([node for nodes in self.nodes for node in nodes])
         f = Fitting(self.start, self.adoptable, emit, shared_owners(flatten(list(state))[0]))
         for k, (value, treedef) in enumerate(zip(state, self.trees)):
             leaves, got = flatten(value)
@@ -178,35 +170,10 @@ class Layout:
             leaves, self.trees[k] = flatten(x)
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
             return
-        node, shared = self.nodes[k][i], memo.get(id(x))
-        inner = node.node if isinstance(node, Late) else node
         try:
-            joined = join(node, x, self.start, self.adoptable, memo)
+            self.nodes[k][i] = join(self.nodes[k][i], x, self.start, self.adoptable, memo)
         except LayoutError as e:
             raise self.bindings.fail(k, e) from None
-        # Every leaf that held the old array node (or, when x is shared with another leaf, that
-        # leaf's node) holds the joined one: what the state shares, the layout keeps sharing.
-        joined_inner = joined.node if isinstance(joined, Late) else joined
-        new = {id(s): joined_inner for s in (inner, shared) if isinstance(s, (Owner, View, Choice))}
-        self._replace(new)
-        self.nodes[k][i] = joined
-        if _cyclic(joined_inner):
-            raise self.bindings.fail(k, LayoutError(
-                "a view of an array that is itself one of several arrays, among them that view (as a variable "
-                "rebound to a view of itself), which cofactor cannot carry (copy it: v = v[...].copy())"))
-
-    def _replace(self, new: dict):
-        def replaced(node):
-            if id(node) in new:  # (not inside: the joined node is made of the old ones)
-                return new[id(node)]
-            if isinstance(node, Choice):
-                node.alternatives = [replaced(a) for a in node.alternatives]
-            elif isinstance(node, Late):
-                node.node = replaced(node.node)
-            elif isinstance(node, View):
-                node.base = replaced(node.base)
-            return node
-        self.nodes = [[replaced(node) for node in nodes] for nodes in self.nodes]
 
     def widen(self, widen: dict):
         """Replace the numbers that must widen, wherever they sit (also among a Choice's alternatives)."""

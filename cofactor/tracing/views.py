@@ -29,6 +29,10 @@ class Lens:
         """The view's type for a base of type ``base`` (None: known only by reading it)."""
         return None
 
+    def on_numpy(self, array: np.ndarray) -> np.ndarray:
+        """The same view of a NumPy array (to learn from NumPy what strides it has)."""
+        raise NotImplementedError
+
     # A lens may hold traced values (a traced index): control flow carries them out of a region.
     def values(self) -> list:
         return []
@@ -51,6 +55,9 @@ class Transpose(Lens):
     def type_of(self, base):
         return base.with_shape([base.shape[p] for p in self.perm])
 
+    def on_numpy(self, array):
+        return np.transpose(array, self.perm)
+
     def write(self, base, new):
         return ops.transpose(new, list(np.argsort(self.perm)))
 
@@ -64,6 +71,9 @@ class Reshape(Lens):
 
     def type_of(self, base):
         return base.with_shape(self.shape)
+
+    def on_numpy(self, array):
+        return np.reshape(array, self.shape, copy=False)
 
     def write(self, base, new):
         return ops.reshape(new, base.shape)
@@ -81,6 +91,9 @@ class ComplexPart(Lens):
     def type_of(self, base):
         return base.with_dtype(np.finfo(base.dtype).dtype)
 
+    def on_numpy(self, array):
+        return array.real if self.part == "real" else array.imag
+
     def write(self, base, new):
         re, im = (new, ops.imag(base)) if self.part == "real" else (ops.real(base), new)
         return ops.complex(re, im)
@@ -97,6 +110,9 @@ class ReadOnly(Lens):
 
     def type_of(self, base):
         return self.inner.type_of(base)
+
+    def on_numpy(self, array):
+        return self.inner.on_numpy(array)
 
     def with_values(self, values):
         return ReadOnly(self.inner.with_values(values), self.reason, self.error)
@@ -133,6 +149,17 @@ class BasicIndex(Lens):
 
     def type_of(self, base):
         return base.with_shape(self.shape)
+
+    def on_numpy(self, array):
+        index = []
+        for item in self.items:
+            if item[0] == "index":
+                index.append(item[1] if isinstance(item[1], int) else 0)  # strides do not depend on it
+            else:
+                _, start, count, step = item
+                stop = start + count * step
+                index.append(slice(start, stop if stop >= 0 else None, step))
+        return np.reshape(array[tuple(index)], self.shape, copy=False)
 
     def with_values(self, values):
         values = iter(values)
@@ -214,6 +241,25 @@ class Broadcast(Lens):
 
     def type_of(self, base):
         return base.with_shape(self.shape)
+
+    def on_numpy(self, array):
+        return np.broadcast_to(array, self.shape)
+
+
+def strided_like(array) -> np.ndarray:
+    """A NumPy array with the shape and strides of the traced ``array`` (a view of an array that
+    owns its data), over one element of memory: NumPy's rules on it (may this reshape be a view?)
+    are the rules for ``array``.  Never read its elements."""
+    lenses = []
+    while array.lens is not None:
+        lenses.append(array.lens)
+        array = array.base
+    t = array.type
+    strides = np.cumprod((1,) + t.shape[:0:-1])[::-1] * t.dtype.itemsize if t.shape else ()
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, t.dtype), t.shape, tuple(int(s) for s in strides))
+    for lens in reversed(lenses):
+        fake = lens.on_numpy(fake)
+    return fake
 
 
 def full_slices(shape):
