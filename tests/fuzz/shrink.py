@@ -1,0 +1,106 @@
+"""Delta debugging of a failing program: remove statements, replace a compound statement by its
+body, drop else blocks, returned values and unused parameters, keeping each change under which
+NumPy still runs the program the same way and cofactor still fails the same way."""
+from __future__ import annotations
+
+import ast
+import copy
+
+_COMPOUND = (ast.If, ast.For, ast.While)
+
+
+def shrink(program, check, outcome, on_progress=None):
+    """The smallest variant of ``program`` found whose ``check(variant).signature`` is
+    ``outcome``'s. ``on_progress`` gets each smaller failing variant as it is found."""
+    tree = ast.parse(program.source)
+    best = program
+
+    def keep(candidate_tree, params=None):
+        nonlocal best, tree
+        candidate = program.with_source(ast.unparse(candidate_tree) + "\n", params or best.params)
+        if check(candidate).signature != outcome.signature:
+            return False
+        tree, best = candidate_tree, candidate
+        if on_progress:
+            on_progress(best)
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        position = 0
+        while True:
+            edits = list(_edits(tree))
+            if position >= len(edits):
+                break
+            if keep(_apply(tree, edits[position])):
+                changed = True        # the edits after this one moved up: try the same position again
+            else:
+                position += 1
+    for name in list(best.params):
+        f = _function_f(tree)
+        if name not in {n.id for n in ast.walk(ast.Module(f.body, [])) if isinstance(n, ast.Name)}:
+            smaller = copy.deepcopy(tree)
+            args = _function_f(smaller).args
+            args.args = [a for a in args.args if a.arg != name]
+            keep(smaller, [p for p in best.params if p != name])
+    return best
+
+
+def _function_f(tree):
+    return next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "f")
+
+
+def _statement_lists(node, path=()):
+    """Paths to the statement lists under ``node``, outer ones first (larger removals first)."""
+    for field in ("body", "orelse"):
+        statements = getattr(node, field, None)
+        if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+            yield path + (field,)
+            for i, statement in enumerate(statements):
+                yield from _statement_lists(statement, path + (field, i))
+
+
+def _edits(tree):
+    for path in _statement_lists(tree):
+        statements = _resolve(tree, path)
+        for i, statement in enumerate(statements):
+            if path == ("body",) and (isinstance(statement, ast.Import) or getattr(statement, "name", "") == "f"):
+                continue
+            yield "remove", path, i
+            if isinstance(statement, _COMPOUND):
+                yield "unwrap", path, i, "body"
+                if statement.orelse:
+                    yield "unwrap", path, i, "orelse"
+                    yield "drop_else", path, i
+            if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Tuple) \
+                    and len(statement.value.elts) > 1:
+                for j in range(len(statement.value.elts)):
+                    yield "drop_value", path, i, j
+
+
+def _resolve(tree, path):
+    node = tree
+    for step in path:
+        node = node[step] if isinstance(step, int) else getattr(node, step)
+    return node
+
+
+def _apply(tree, edit):
+    tree = copy.deepcopy(tree)
+    kind, path, i, *extra = edit
+    statements = _resolve(tree, path)
+    statement = statements[i]
+    if kind == "remove":
+        del statements[i]
+    elif kind == "unwrap":
+        statements[i:i + 1] = getattr(statement, extra[0])
+    elif kind == "drop_else":
+        statement.orelse = []
+    elif kind == "drop_value":
+        del statement.value.elts[extra[0]]
+        if len(statement.value.elts) == 1:
+            statement.value = statement.value.elts[0]
+    if not statements and path[-1] == "body":
+        statements.append(ast.Pass())
+    return tree
