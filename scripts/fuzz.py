@@ -59,6 +59,7 @@ def main(argv=None):
         tasks = [("shrink", seed, optimize) for seed in shown if outcomes[seed].category != "timeout"]
         for (_, seed, _), outcome in runner.run_tasks(tasks, args.jobs, args.timeout):
             outcomes[seed].shrunk = outcome.shrunk
+            print(f"  shrunk seed {seed}: {outcome.category}", file=sys.stderr)
 
     print_summary(outcomes, elapsed, args.jobs)
     for seed in shown:

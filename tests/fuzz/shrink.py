@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import ast
 import copy
+import time
 
 _COMPOUND = (ast.If, ast.For, ast.While)
 
 
-def shrink(program, check, outcome, on_progress=None):
-    """The smallest variant of ``program`` found whose ``check(variant).signature`` is
-    ``outcome``'s. ``on_progress`` gets each smaller failing variant as it is found."""
+def shrink(program, check, outcome, on_progress=None, budget=600.0):
+    """The smallest variant of ``program`` found (within ``budget`` seconds) whose
+    ``check(variant).signature`` is ``outcome``'s. ``on_progress`` gets each smaller failing
+    variant as it is found."""
     tree = ast.parse(program.source)
     best = program
+    deadline = time.monotonic() + budget
 
     def keep(candidate_tree, params=None):
         nonlocal best, tree
-        candidate = program.with_source(ast.unparse(candidate_tree) + "\n", params or best.params)
+        source = ast.unparse(candidate_tree) + "\n"
+        if source == ast.unparse(tree) + "\n" and params is None:
+            return False          # an edit that changes nothing (removing a lone pass)
+        candidate = program.with_source(source, params or best.params)
         if check(candidate).signature != outcome.signature:
             return False
         tree, best = candidate_tree, candidate
@@ -31,7 +37,7 @@ def shrink(program, check, outcome, on_progress=None):
         position = 0
         while True:
             edits = list(_edits(tree))
-            if position >= len(edits):
+            if position >= len(edits) or time.monotonic() > deadline:
                 break
             if keep(_apply(tree, edits[position])):
                 changed = True        # the edits after this one moved up: try the same position again
@@ -64,10 +70,15 @@ def _statement_lists(node, path=()):
 def _edits(tree):
     for path in _statement_lists(tree):
         statements = _resolve(tree, path)
+        if path == ("body",):    # the module: only helper functions can go
+            yield from (("remove", path, i, 1) for i, s in enumerate(statements)
+                        if isinstance(s, ast.FunctionDef) and s.name != "f")
+            continue
+        # Halves and quarters of long blocks first: one check can remove many statements.
+        for size in sorted({len(statements) // 2, len(statements) // 4} - {0, 1}, reverse=True):
+            yield from (("remove", path, i, size) for i in range(0, len(statements) - size + 1, size))
         for i, statement in enumerate(statements):
-            if path == ("body",) and (isinstance(statement, ast.Import) or getattr(statement, "name", "") == "f"):
-                continue
-            yield "remove", path, i
+            yield "remove", path, i, 1
             if isinstance(statement, _COMPOUND):
                 yield "unwrap", path, i, "body"
                 if statement.orelse:
@@ -92,7 +103,7 @@ def _apply(tree, edit):
     statements = _resolve(tree, path)
     statement = statements[i]
     if kind == "remove":
-        del statements[i]
+        del statements[i:i + extra[0]]
     elif kind == "unwrap":
         statements[i:i + 1] = getattr(statement, extra[0])
     elif kind == "drop_else":
