@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -58,7 +59,7 @@ def main(argv=None):
         print(f"  shrinking {len(shown)} failures ...", file=sys.stderr)
         tasks = [("shrink", seed, optimize) for seed in shown if outcomes[seed].category != "timeout"]
         for (_, seed, _), outcome in runner.run_tasks(tasks, args.jobs, args.timeout):
-            outcomes[seed].shrunk = outcome.shrunk
+            outcomes[seed].shrunk, outcomes[seed].shrunk_details = outcome.shrunk, outcome.shrunk_details
             print(f"  shrunk seed {seed}: {outcome.category}", file=sys.stderr)
 
     print_summary(outcomes, elapsed, args.jobs)
@@ -97,7 +98,7 @@ def print_summary(outcomes, elapsed, jobs):
             print(f"\n{title} ({category}), by first line of the message:")
             for message, count in messages.most_common():
                 print(f"{count:>6}  {message[:160]}")
-    notes = Counter(w for o in outcomes.values() for w in set(o.warnings))
+    notes = Counter(re.sub(r"\d+", "N", w) for o in outcomes.values() for w in set(o.warnings))
     if notes:
         print("\nOptimizationWarnings (the optimized program fell back to the unoptimized one):")
         for note, count in notes.most_common():
@@ -109,8 +110,9 @@ def print_summary(outcomes, elapsed, jobs):
 def describe(seed, outcome):
     program = outcome.shrunk or generator.generate(seed)
     arguments = ", ".join(f"{name}={value!r}" for name, value in zip(program.params, program.args))
+    details = outcome.shrunk_details if outcome.shrunk and outcome.shrunk_details else outcome.details
     header = [f"seed {seed}: {outcome.category}" + (" (shrunk)" if outcome.shrunk else ""),
-              *outcome.details.splitlines()[:6],
+              *details.splitlines()[:6],
               f"arguments: {arguments}" + (" (passed as ConcreteArrays)" if program.to_device else "")]
     return header, program.source
 

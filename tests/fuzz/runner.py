@@ -50,7 +50,8 @@ class Outcome:
     error: str = ""              # the exception class that matters for the category, if any
     warnings: list = field(default_factory=list)   # cofactor's OptimizationWarnings, first lines
     seconds: float = 0.0
-    shrunk: generator.Program | None = None
+    shrunk: generator.Program | None = None       # the smallest program failing the same way
+    shrunk_details: str = ""                        # what differs in that one
 
     @property
     def failed(self):
@@ -349,4 +350,5 @@ def _serve(conn, timeout):
             limit = min(timeout, max(10.0, 5 * outcome.seconds))
             outcome.shrunk = shrink.shrink(program, lambda p: run(p, setting, limit), outcome,
                                            on_progress=lambda p: conn.send(("progress", p)))
+            outcome.shrunk_details = run(outcome.shrunk, optimize, timeout).details
         conn.send(("done", outcome))
