@@ -4,7 +4,8 @@
 The programs mix rebinding, in-place updates, aliases and views with traced and Python
 control flow: the mixtures that cofactor's rewriting of control flow has to get right. The
 generator tracks each variable's kind (array, NumPy scalar or Python number), dtype and shape so
-that most programs are valid NumPy whose values stay bounded (no overflow, no NaN).
+that most programs are valid NumPy, and keeps values bounded (products with tanh or constants,
+divisions away from zero, Python ints only added to small numbers) so that they rarely overflow.
 Everything random comes from ``random.Random(seed)`` (the code) and
 ``np.random.default_rng(seed)`` (the arguments), so a seed names a program.
 """
@@ -62,6 +63,7 @@ UNROLL = 8             # cofactor's default: longer static ranges become one rol
 
 @dataclass
 class Program:
+    """A module defining f (and its helpers), f's arguments, and which constructs it uses."""
     seed: int
     source: str
     params: list

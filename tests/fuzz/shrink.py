@@ -39,7 +39,8 @@ def shrink(program, check, outcome, on_progress=None, budget=600.0):
             edits = list(_edits(tree))
             if position >= len(edits) or time.monotonic() > deadline:
                 break
-            if keep(_apply(tree, edits[position])):
+            candidate = _apply(tree, edits[position])
+            if _filled(candidate) and keep(candidate):
                 changed = True        # the edits after this one moved up: try the same position again
             else:
                 position += 1
@@ -51,6 +52,23 @@ def shrink(program, check, outcome, on_progress=None, budget=600.0):
             args.args = [a for a in args.args if a.arg != name]
             keep(smaller, [p for p in best.params if p != name])
     return best
+
+
+def _filled(tree):
+    """Whether each ``x = np.empty_like(...)`` is still followed by the write that fills x (else
+    NumPy returns uninitialized memory: a difference that is no bug)."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list):
+                continue
+            for i, statement in enumerate(statements):
+                if isinstance(statement, ast.Assign) and "empty_like" in ast.unparse(statement.value):
+                    target = ast.unparse(statement.targets[0])
+                    following = statements[i + 1] if i + 1 < len(statements) else None
+                    if not (isinstance(following, ast.Assign) and ast.unparse(following.targets[0]) == f"{target}[...]"):
+                        return False
+    return True
 
 
 def _function_f(tree):
