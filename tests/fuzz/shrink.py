@@ -40,7 +40,7 @@ def shrink(program, check, outcome, on_progress=None, budget=600.0):
             if position >= len(edits) or time.monotonic() > deadline:
                 break
             candidate = _apply(tree, edits[position])
-            if _filled(candidate) and keep(candidate):
+            if _valid(candidate) and keep(candidate):
                 changed = True        # the edits after this one moved up: try the same position again
             else:
                 position += 1
@@ -54,9 +54,13 @@ def shrink(program, check, outcome, on_progress=None, budget=600.0):
     return best
 
 
-def _filled(tree):
-    """Whether each ``x = np.empty_like(...)`` is still followed by the write that fills x (else
-    NumPy returns uninitialized memory: a difference that is no bug)."""
+def _valid(tree):
+    """Whether a candidate still ends f with its return (without it, a traced early return
+    falling through to None is what most candidates would show, whatever the original failure)
+    and still fills each ``x = np.empty_like(...)`` right away (uninitialized memory differs
+    without a bug)."""
+    if not isinstance(_function_f(tree).body[-1], ast.Return):
+        return False
     for node in ast.walk(tree):
         for field in ("body", "orelse"):
             statements = getattr(node, field, None)
