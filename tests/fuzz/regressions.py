@@ -100,13 +100,13 @@ def nonlocal_counter(a):
 
 @regression(A, 11)
 def checksum_bits(a, n):
-    h = n
+    h = n                       # a Python int ...
     for i in range(5):
-        if a[i] > 0:
-            h ^= i * 3
+        if a[i] > 0:            # ... that the first traced if makes traced
+            h = (h * 33) & 0xFFFF
         else:
+            h ^= 17
             h >>= 1
-        h &= 255
     return h
 
 
@@ -122,3 +122,84 @@ def rows_of_a_loop_are_views(m):
     for row in m:
         row *= 2                # updates m
     return m.sum()
+
+
+@regression(A)
+def element_copy_of_argument(a):
+    r = a[4]                    # a NumPy scalar: updating it leaves a alone
+    r -= 1.5
+    return r
+
+
+@regression(A)
+def asarray_of_element_is_a_copy(a):
+    z = np.asarray(a[4])        # a new 0-d array
+    v = z[...]
+    v /= -4.0                   # changes z, not a
+    return z
+
+
+@regression(np.float64(0.5))
+def numpy_scalar_argument_alias(s):
+    y = s
+    s *= np.tanh(s)             # rebinds s: y keeps the argument
+    return y
+
+
+@regression(A)
+def nonlocal_write_outside_loops(a):
+    acc = 0.0
+
+    def bump():
+        nonlocal acc
+        acc -= 0.5
+
+    bump()
+    return a + acc
+
+
+@regression(A)
+def early_return_falls_through_to_none(a):
+    if a.sum() > 100:
+        return a * 2            # not taken: NumPy returns None
+
+
+@regression(A)
+def argument_update_in_traced_while(a):
+    k = 0
+    while k < 3 and a.max() > a.min():
+        k += 1
+        a //= -4.0
+    return k
+
+
+@regression(A, 11)
+def argument_update_in_range_n_loop(a, n):
+    for i in range(n):          # n = 11: a rolled loop
+        a /= 1.5
+
+
+@regression(A)
+def return_inside_traced_while(a):
+    k = 0
+    while k < 4 and a.max() > 0:
+        a -= 1.0                # kept when the loop returns
+        return k
+    return -1
+
+
+@regression(np.float64(-0.5))
+def conditional_expression_of_arrays(s):
+    return np.sin(np.full((3, 4), 3.0)) if s < 0.0 else np.arange(12.0).reshape(3, 4)
+
+
+@regression(np.array([-1.5, 2.25, -0.5, 1.75, 0.5]))
+def overlapping_slice_copy_then_update(b):
+    b[1:] = b[:-1]              # optimize="auto" got b[4] wrong
+    b[:-1] //= 2.0
+
+
+@regression(np.array([-1.5, 2.25, -0.5, 1.75, 0.5]), np.array([3, -2, 0, 1, 4]))
+def slice_self_assignment_then_write(b, c):
+    b[1:] = b[1:]
+    b[:-1] = c[:-1]             # optimize="auto" got b[4] wrong
