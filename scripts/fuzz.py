@@ -87,7 +87,8 @@ def spread(failures, outcomes, count):
 def print_summary(outcomes, elapsed, jobs):
     counts = Counter(outcome.category for outcome in outcomes.values())
     total = len(outcomes)
-    print(f"\n{total} programs in {elapsed:.0f} s ({jobs} processes, {elapsed * jobs / max(total, 1):.2f} s per program)")
+    per_program = elapsed * jobs / max(total, 1)
+    print(f"\n{total} programs in {elapsed:.0f} s ({jobs} processes, {per_program:.2f} s of a process per program)")
     print(f"{'category':<16}{'count':>7}{'share':>8}")
     for category in runner.CATEGORIES:
         mark = "  (failure)" if category in runner.FAILURES else ""

@@ -259,7 +259,8 @@ class _Generator:
         arrays = [v.kind for v in ctx.scope.values() if v.kind.cat == "array"]
         want = rng.choice([VEC, MAT, IVEC, FSCALAR, FSCALAR, ISCALAR, PYINT, PYFLOAT, ZERO_D] + arrays)
         e = self.expr(ctx, want)
-        name = self.fresh("z" if want == ZERO_D else {"array": "x", "npscalar": "r", "pyint": "q", "pyfloat": "p"}[want.cat])
+        prefix = {"array": "x", "npscalar": "r", "pyint": "q", "pyfloat": "p"}[want.cat]
+        name = self.fresh("z" if want == ZERO_D else prefix)
         self.bind(ctx, name, Kind(e.cat, want.dtype, want.shape), e.code)
         self.note("assign")
         return [f"{name} = {e.code}"]
@@ -554,7 +555,8 @@ class _Generator:
         if ret:
             body.append(self.return_stmt(body_ctx, (ret,)))
         for n in shared:
-            ctx.scope[n] = replace(ctx.scope[n], kind=join(ctx.scope[n].kind, body_ctx.scope[n].kind) or ctx.scope[n].kind,
+            kind = join(ctx.scope[n].kind, body_ctx.scope[n].kind) or ctx.scope[n].kind
+            ctx.scope[n] = replace(ctx.scope[n], kind=kind,
                                    static=False)
         read = set(re.findall(r"\b[A-Za-z_]\w*\b", "\n".join(body))) & (ctx.scope.keys() - set(shared))
         ctx.funcs.append(Func(name, tuple(params), ret))
@@ -584,7 +586,8 @@ class _Generator:
         self.note("call_nested", *["call_nested_traced"] * ctx.traced, *["call_nested_in_loop"] * bool(ctx.loop))
         if func.ret and self.rng.random() < 0.6:
             name = self.fresh("r" if func.ret.shape == () else "x")
-            ctx.scope[name] = Var(func.ret if func.ret.cat == "array" else Kind("npscalar", func.ret.dtype), static=False)
+            kind = func.ret if func.ret.cat == "array" else Kind("npscalar", func.ret.dtype)
+            ctx.scope[name] = Var(kind, static=False)
             return [f"{name} = {call}"]
         return [call]
 
@@ -687,7 +690,8 @@ class _Generator:
 
     def scalar_options(self, ctx, want, depth):
         names = self.vars_of(ctx, lambda k: k.shape == () and k.dtype == want.dtype)
-        sources = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape and (k.dtype == want.dtype or want.dtype == "f"))
+        sources = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape
+                               and (k.dtype == want.dtype or want.dtype == "f"))
         vectors = self.vars_of(ctx, lambda k: k.cat == "array" and k.dtype == want.dtype and k.shape)
         opts = [(2, lambda: self.python_operand(ctx, want.dtype, "+="))]
         if names:
@@ -743,7 +747,8 @@ class _Generator:
         options = {"zeros": f"np.zeros({shape_code(shape)}{ints})", "ones": f"np.ones({shape_code(shape)}{ints})",
                    "full": f"np.full({shape_code(shape)}, {rng.choice(INTS if ints else FLOATS)})", "arange": arange}
         if like:
-            options.update({"zeros_like": f"np.zeros_like({rng.choice(like)})", "ones_like": f"np.ones_like({rng.choice(like)})"})
+            options.update({"zeros_like": f"np.zeros_like({rng.choice(like)})",
+                            "ones_like": f"np.ones_like({rng.choice(like)})"})
         label = rng.choice(list(options))
         self.note(f"create:{label}")
         return E(options[label], "array")
@@ -754,7 +759,8 @@ class _Generator:
         return E(f"{name}{suffix}", "array")
 
     def copy(self, ctx, names, viewable):
-        base = self.view_expr(viewable) if viewable and (not names or self.rng.random() < 0.5) else self.variable(ctx, names)
+        use_view = viewable and (not names or self.rng.random() < 0.5)
+        base = self.view_expr(viewable) if use_view else self.variable(ctx, names)
         self.note("copy")
         return E(f"{base.code}.copy()", "array")
 
@@ -782,7 +788,10 @@ class _Generator:
     def reduction(self, ctx, sources, dtype):
         name = self.rng.choice(sources)
         source_dtype = ctx.scope[name].kind.dtype
-        methods = ["sum", "max", "min", "mean"] if source_dtype == "f" else ["sum", "max", "min"] if dtype == "i" else ["mean"]
+        if source_dtype == "f":
+            methods = ["sum", "max", "min", "mean"]
+        else:
+            methods = ["sum", "max", "min"] if dtype == "i" else ["mean"]
         method = self.rng.choice(methods)
         self.note(f"expr:{method}")
         if self.rng.random() < 0.2:
@@ -827,7 +836,9 @@ class _Generator:
         inner = self.expr(ctx, want, depth + 1)
         cat = "array" if want.shape else "npscalar"
         if want.dtype == "i":
-            return E(f"np.abs({inner.code})", cat) if self.rng.random() < 0.5 else E(f"-{inner.wrap()}", inner.cat, False)
+            if self.rng.random() < 0.5:
+                return E(f"np.abs({inner.code})", cat)
+            return E(f"-{inner.wrap()}", inner.cat, False)
         fn = self.rng.choice(["tanh", "sin", "abs", "exp", "maximum"])
         self.note(f"expr:np.{fn}")
         if fn == "exp":
@@ -886,7 +897,8 @@ class _Generator:
             if ctx.scope[name].kind.dtype == "i" and rng.random() < 0.3:
                 code = f"{name} % 2 == 0"
             else:
-                code = f"{name} {rng.choice(['>', '<'])} {rng.choice(INTS if ctx.scope[name].kind.dtype == 'i' else THRESHOLDS)}"
+                cmp = rng.choice([">", "<"])
+                code = f"{name} {cmp} {rng.choice(INTS if ctx.scope[name].kind.dtype == 'i' else THRESHOLDS)}"
         elif atoms:
             code = rng.choice(atoms)()
         else:

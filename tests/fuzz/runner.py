@@ -137,7 +137,8 @@ def _combine(outcomes, optimize):
         worst = max((default, plain), key=lambda o: CATEGORIES.index(o.category))
         if default.category != plain.category:
             setting = optimize if worst is default else False
-            worst.details = f"optimize={setting!r} (the other setting: {(plain if worst is default else default).category}): {worst.details}"
+            other = plain if worst is default else default
+            worst.details = f"optimize={setting!r} (the other setting: {other.category}): {worst.details}"
         worst.warnings = default.warnings + plain.warnings
         return worst
     return next(iter(outcomes.values()))

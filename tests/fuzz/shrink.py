@@ -70,7 +70,8 @@ def _valid(tree):
                 if isinstance(statement, ast.Assign) and "empty_like" in ast.unparse(statement.value):
                     target = ast.unparse(statement.targets[0])
                     following = statements[i + 1] if i + 1 < len(statements) else None
-                    if not (isinstance(following, ast.Assign) and ast.unparse(following.targets[0]) == f"{target}[...]"):
+                    fills = isinstance(following, ast.Assign) and ast.unparse(following.targets[0]) == f"{target}[...]"
+                    if not fills:
                         return False
     return True
 
