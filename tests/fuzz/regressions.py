@@ -1,0 +1,205 @@
+"""Named regression programs: small functions cofactor got wrong, each with its arguments.
+tests/test_fuzz.py runs every one with the fuzzer's checker (NumPy's results and arguments, or
+a clear CofactorError). Add a program here for each bug the fuzzer finds (shrunk)."""
+import numpy as np
+
+PROGRAMS = {}   # name -> (function, arguments)
+
+
+def regression(*args):
+    def register(fn):
+        PROGRAMS[fn.__name__] = (fn, args)
+        return fn
+    return register
+
+
+A = np.array([0.5, -1.25, 2.0, 0.75, -0.5])
+M = np.array([[0.5, -1.0, 1.5, 2.0], [-0.25, 0.75, -1.5, 1.0], [1.25, -2.0, 0.25, -0.75]])
+
+
+@regression(A)
+def rebind_one_arm_mutate_other(x):
+    s = x * 0
+    if x.sum() > 100:
+        s = s + 1
+    else:
+        s -= 1                  # NumPy: -1
+    return s
+
+
+@regression(A)
+def alias_before_loop(a):
+    b = a
+    for i in range(20):
+        a += 1
+    return b                    # the same array as a: a + 20
+
+
+@regression(A)
+def numpy_scalar_immutable(a):
+    s = a.sum()
+    t = s
+    s -= 1                      # a new scalar: t keeps the sum
+    return t
+
+
+@regression(A)
+def rolled_loop_argument_update(a):
+    for i in range(9):          # more than 8 steps: one rolled loop
+        a += 1.0
+
+
+@regression(A)
+def rebound_in_traced_arm_then_updated(a):
+    b = a
+    if a.sum() > 100:
+        b = a * 2               # not taken: b is still a
+    b += 1                      # so this updates a
+    return a, b
+
+
+@regression(A)
+def rebinding_skipped_by_traced_break(a):
+    b = a
+    for i in range(4):
+        if a[i] > 0:
+            break               # before b is rebound
+        b = b * 2
+    b += 1                      # updates a
+    return a, b
+
+
+@regression(A)
+def early_return_under_traced_if(a):
+    if a.sum() > 100:
+        return a
+    a += 1
+    return a
+
+
+@regression(A)
+def self_assignment_in_rolled_loop(a):
+    for i in range(10):
+        a = a                   # still the argument
+        a += 0.5
+    return a
+
+
+@regression(A)
+def nonlocal_counter(a):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+
+    for i in range(10):
+        bump()
+    return count
+
+
+@regression(A, 11)
+def checksum_bits(a, n):
+    h = n                       # a Python int ...
+    for i in range(5):
+        if a[i] > 0:            # ... that the first traced if makes traced
+            h = (h * 33) & 0xFFFF
+        else:
+            h ^= 17
+            h >>= 1
+    return h
+
+
+@regression(A)
+def scalar_index_copy(a):
+    r = a[0]                    # a NumPy scalar: a copy
+    r += 1
+    return a, r
+
+
+@regression(M)
+def rows_of_a_loop_are_views(m):
+    for row in m:
+        row *= 2                # updates m
+    return m.sum()
+
+
+@regression(A)
+def element_copy_of_argument(a):
+    r = a[4]                    # a NumPy scalar: updating it leaves a alone
+    r -= 1.5
+    return r
+
+
+@regression(A)
+def asarray_of_element_is_a_copy(a):
+    z = np.asarray(a[4])        # a new 0-d array
+    v = z[...]
+    v /= -4.0                   # changes z, not a
+    return z
+
+
+@regression(np.float64(0.5))
+def numpy_scalar_argument_alias(s):
+    y = s
+    s *= np.tanh(s)             # rebinds s: y keeps the argument
+    return y
+
+
+@regression(A)
+def nonlocal_write_outside_loops(a):
+    acc = 0.0
+
+    def bump():
+        nonlocal acc
+        acc -= 0.5
+
+    bump()
+    return a + acc
+
+
+@regression(A)
+def early_return_falls_through_to_none(a):
+    if a.sum() > 100:
+        return a * 2            # not taken: NumPy returns None
+
+
+@regression(A)
+def argument_update_in_traced_while(a):
+    k = 0
+    while k < 3 and a.max() > a.min():
+        k += 1
+        a //= -4.0
+    return k
+
+
+@regression(A, 11)
+def argument_update_in_range_n_loop(a, n):
+    for i in range(n):          # n = 11: a rolled loop
+        a /= 1.5
+
+
+@regression(A)
+def return_inside_traced_while(a):
+    k = 0
+    while k < 4 and a.max() > 0:
+        a -= 1.0                # kept when the loop returns
+        return k
+    return -1
+
+
+@regression(np.float64(-0.5))
+def conditional_expression_of_arrays(s):
+    return np.sin(np.full((3, 4), 3.0)) if s < 0.0 else np.arange(12.0).reshape(3, 4)
+
+
+@regression(np.array([-1.5, 2.25, -0.5, 1.75, 0.5]))
+def overlapping_slice_copy_then_update(b):
+    b[1:] = b[:-1]              # optimize="auto" got b[4] wrong
+    b[:-1] //= 2.0
+
+
+@regression(np.array([-1.5, 2.25, -0.5, 1.75, 0.5]), np.array([3, -2, 0, 1, 4]))
+def slice_self_assignment_then_write(b, c):
+    b[1:] = b[1:]
+    b[:-1] = c[:-1]             # optimize="auto" got b[4] wrong
