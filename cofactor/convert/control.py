@@ -243,6 +243,24 @@ def _single_exit(stmts, in_loop):
     return out
 
 
+def _falls_off(stmts) -> bool:
+    """Whether running ``stmts`` can reach their end (a conservative answer: True when unsure)."""
+    if not stmts:
+        return True
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(last, ast.If):
+        return _falls_off(last.body) or _falls_off(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _falls_off(last.body)
+    if isinstance(last, _LOOPS):  # past a loop by a break, or by its else block (never after ``while True``)
+        forever = isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and bool(last.test.value)
+        breaks = any(isinstance(n, ast.Break) for n in _loop_level(last.body))
+        return breaks or not forever and _falls_off(last.orelse)
+    return True
+
+
 def _rewrite_returns(function_node):
     """Give a function whose returns sit inside ifs and loops a single exit at its end."""
     body = function_node.body
@@ -251,6 +269,8 @@ def _rewrite_returns(function_node):
     if not any(not isinstance(st, ast.Return) and _contains_return([st]) for st in body) or \
             not _flaggable(body, ast.Return, _walk_scope, _return_blocks):
         return
+    if _falls_off(body):  # the implicit ``return None``, so that every path gives the return value
+        body.append(ast.copy_location(ast.Return(None), body[-1]))
     first = body[0]
     start = [_assign(_RETURNED, ast.Constant(False), first), _assign(RETURN_VALUE, _runtime("unset"), first)]
     end = ast.copy_location(ast.Return(ast.Call(_runtime("returned"), [_name(RETURN_VALUE)], [])), body[-1])

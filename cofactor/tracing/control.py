@@ -164,8 +164,8 @@ class Layout:
         k, i, x, memo = miss
         if i is None:  # a variable with no value yet gets one: its layout takes the value's structure
             if not all(isinstance(node, Unset) for node in self.nodes[k]):
-                raise self.bindings.fail(k, LayoutError("differently structured values on different paths (a tuple, "
-                                                        "list or dict whose length or kind changes)"))
+                raise self.bindings.fail(k, LayoutError(f"{_structure(self.trees[k])} on one path and "
+                                                        f"{_structure(flatten(x)[1])} on another"))
             marker = self.nodes[k][0].marker if self.nodes[k] else None
             leaves, self.trees[k] = flatten(x)
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
@@ -308,6 +308,18 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     for a, r in zip(written.values(), results[len(payload):]):
         a.value = r
     _make_stale(adopted, where)
+
+
+def _structure(tree) -> str:
+    """What a value of this structure is, for errors."""
+    if tree.kind == "leaf":
+        return "an array or number"
+    if tree.kind == "none":
+        return "None"
+    if tree.kind == "dict":
+        return f"a dict with keys {list(tree.meta)}"
+    name = tree.meta.__name__ if tree.kind == "namedtuple" else tree.kind
+    return f"a {name} of {len(tree.children)}"
 
 
 def _mark_undefined(layout: Layout, final, where):

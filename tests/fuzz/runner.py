@@ -5,7 +5,8 @@ when a compiled program hangs.
 Categories (FAILURES are bugs in cofactor):
   match          every result and every array argument afterwards equal in both settings
   numpy_error    NumPy raised, and cofactor raised a CofactorError of the same builtin class
-  clear_error    NumPy ran, cofactor refused with a CofactorError naming a line of the program
+  clear_error    cofactor refused with a CofactorError naming a line of the program, where NumPy ran
+                 or raised only later (cofactor refused a construct before NumPy's error)
   mismatch       a result or an argument differs (value, dtype, shape)
   miscompile     optimize=False matches NumPy, the optimized program does not
   error_mismatch NumPy raised, cofactor did not raise a CofactorError of the same class
@@ -38,6 +39,8 @@ from . import generator
 
 CATEGORIES = ["match", "numpy_error", "clear_error", "miscompile", "mismatch", "error_mismatch", "internal",
               "timeout"]   # in increasing severity
+# cofactor's refusals of a construct (not the errors that mirror NumPy's own)
+REFUSALS = (cf.TracingError, cf.UnsupportedError, cf.ConcretizationError)
 FAILURES = {"miscompile", "mismatch", "error_mismatch", "internal", "timeout"}
 TIMEOUT = 60.0
 RTOL = ATOL = 1e-12
@@ -169,15 +172,20 @@ def _classify(error, numpy_error, compare) -> Outcome:
             return Outcome("error_mismatch", f"{said}; cofactor returned a result", cls.__name__)
         if isinstance(error, cf.CofactorError) and isinstance(error, cls):
             return Outcome("numpy_error", _first_line(error), cls.__name__)
+        if type(error) in REFUSALS and _names_a_line(error):
+            # cofactor refused a construct before reaching the operation NumPy rejects
+            return Outcome("clear_error", f"{type(error).__name__}: {str(error)}", type(error).__name__)
         return Outcome("error_mismatch", f"{said}; cofactor raised {_describe(error)}", cls.__name__)
     if error is None:
         difference = compare()
         return Outcome("mismatch", difference) if difference else Outcome("match")
-    internal = getattr(cf, "InternalError", None)
-    if isinstance(error, cf.CofactorError) and not (internal and isinstance(error, internal)) \
-            and ("line" in str(error) or "in user code at" in str(error)):
+    if isinstance(error, cf.CofactorError) and not isinstance(error, cf.InternalError) and _names_a_line(error):
         return Outcome("clear_error", f"{type(error).__name__}: {str(error)}", type(error).__name__)
     return Outcome("internal", _describe(error), type(error).__name__)
+
+
+def _names_a_line(error):
+    return "line" in str(error) or "in user code at" in str(error)
 
 
 def numpy_error_class(error: Exception) -> type:
