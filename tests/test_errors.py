@@ -53,6 +53,17 @@ def test_unsupported_function_is_named():
         cf.jit(lambda x: np.nonzero(x))(np.ones(2))
 
 
+@pytest.mark.parametrize("name", ["flat", "tobytes", "strides", "partition"])
+def test_unsupported_ndarray_attribute_is_named(name):
+    def f(x):
+        return getattr(x, name)
+    with pytest.raises(cf.UnsupportedError, match=rf"ndarray\.{name} .*\n.*test_errors.py:\d+"):
+        cf.jit(f)(np.ones(3))
+    with pytest.raises(cf.TracingError, match=r"no attribute 'no_such_attribute'\n.*test_errors.py:\d+"):
+        cf.jit(lambda x: x.no_such_attribute)(np.ones(3))
+    assert not np.asarray(cf.jit(lambda x: x * hasattr(x, "no_such_attribute"))(np.ones(3))).any()
+
+
 def test_unsupported_keyword_is_named():
     with pytest.raises(cf.UnsupportedError, match="where="):
         cf.jit(lambda x: np.sum(x, where=x > 0))(np.ones(2))

@@ -30,7 +30,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, located
+from ..errors import ConcretizationError, TracingError, UnsupportedError, located
 from ..ir import ops
 from ..ir.core import Value, current_block
 from . import context, dispatch
@@ -49,6 +49,14 @@ class TracedArray:
 
     __slots__ = ("_value", "base", "lens", "_read", "serial", "scalar", "weak", "stale", "mirrored_by", "__weakref__")
     __array_priority__ = 1000
+
+    def __getattr__(self, name):
+        """An ndarray attribute cofactor does not implement is a clear error at the user's line."""
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise located(UnsupportedError(
+                f"ndarray.{name} is not supported in compiled code: express it with other NumPy operations, or "
+                f"call it outside cf.jit"))
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None, scalar=False, weak=None):
         self._value = value
