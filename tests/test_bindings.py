@@ -429,3 +429,31 @@ def reshape_of_a_view(m):
 ], ids=["shared_taken", "shared_not_taken", "reshape_of_a_view"])
 def test_found_by_the_fuzzer(fn, args):
     _check(fn.__name__, fn, args)
+
+
+def copies_or_not(a, m):
+    """Functions that return their argument itself unless asked for a copy, a new dtype or a memory
+    order it is not in: writes through the result reach the argument exactly when NumPy's do."""
+    np.asarray(a)[0] += 1
+    np.array(a)[0] += 1                      # a copy
+    a.view()[1] *= 2
+    a.astype(float)[2] -= 100                # a copy
+    a.astype(a.dtype, copy=False)[2] += 0.5
+    np.astype(a, a.dtype, copy=False)[3] += 0.5
+    np.ascontiguousarray(a[1:3])[0] += 0.25  # contiguous: a view
+    np.ascontiguousarray(a[::2])[0] += 1000  # strided: a copy
+    np.asarray(a[::2], order="C")[1] += 1000
+    np.array(a, copy=None, ndmin=2)[0, 4] += 8
+    np.asarray(a, copy=True)[4] += 1000
+    np.asarray(a, dtype=np.float32)[4] += 1000
+    np.asarray(m.T, order="F")[0, 0] += 1    # m.T is Fortran-ordered: a view
+    np.asarray(m.T, order="C")[0, 1] += 1000
+    s = np.ascontiguousarray(m[0, 0])        # a scalar becomes a new 1-d array
+    s += 1000
+    return a, m, s
+
+
+def test_copies_exactly_where_numpy_does():
+    _check("copies_or_not", copies_or_not, [np.arange(6.0), np.arange(12.0).reshape(3, 4)])
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        cf.jit(lambda a: np.array(a, dtype=np.float32, copy=False))(np.ones(2))

@@ -8,6 +8,7 @@ from ..ir import ops
 from ..ir.types import is_supported_dtype
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
+from ..tracing.views import strided_like
 from ._core import full, value, wrap
 from .shape import resolve_shape
 
@@ -25,7 +26,20 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     target = _dtype(dtype, v.dtype)
     if not np.can_cast(v.dtype, target, casting=casting):
         raise TypeError(f"Cannot cast array data from {v.dtype!r} to {target!r} according to the rule '{casting}'")
+    if not copy and _kept(a, target, order):
+        return a
     return wrap(convert_like_numpy(v, target))
+
+
+def _kept(a, dtype, order) -> bool:
+    """Whether NumPy hands back ``a`` itself when asked not to copy: an array (not a scalar) of
+    ``dtype`` already in the memory ``order`` asked for."""
+    if not isinstance(a, TracedArray) or a.scalar or dtype is not None and np.dtype(dtype) != a.dtype:
+        return False
+    if order in ("C", "F"):
+        flags = strided_like(a).flags
+        return flags.c_contiguous if order == "C" else flags.f_contiguous
+    return True
 
 
 def convert_like_numpy(v, target):
@@ -42,7 +56,7 @@ def convert_like_numpy(v, target):
 
 @implements(np.astype)
 def astype_function(x, dtype, /, *, copy=True, device=None):
-    return astype(x, dtype)
+    return astype(x, dtype, copy=copy)
 
 
 @implements(np.copy)
@@ -171,6 +185,11 @@ def _nested(obj):
 
 @constructs(np.array)
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    if copy is not True and _kept(object, dtype, order):
+        # ``object`` itself (writes through the result change it), with leading axes as a view
+        return object if ndmin <= object.ndim else np.reshape(object, (1,) * (ndmin - object.ndim) + object.shape)
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
     traced = _nested(object)
     if traced is None:
         return _traced_constant(np.array(object, dtype=dtype, ndmin=ndmin))
@@ -180,11 +199,14 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     return result
 
 
-@constructs(np.asarray, np.asanyarray, np.ascontiguousarray)
-def asarray(a, dtype=None, *args, **kwargs):
-    if isinstance(a, TracedArray) and not a.scalar and (dtype is None or np.dtype(dtype) == a.dtype):
-        return a  # no copy, as NumPy: writes through the result change ``a`` (a scalar gives a new 0-d array)
-    return array(a, dtype)
+@constructs(np.asarray, np.asanyarray)
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, like=None):
+    return array(a, dtype, copy=copy, order=order or "K")
+
+
+@constructs(np.ascontiguousarray)
+def ascontiguousarray(a, dtype=None, *, like=None):
+    return array(a, dtype, copy=None, order="C", ndmin=1)
 
 
 @constructs(np.copy)

@@ -84,6 +84,14 @@ def flatten(a, order="C"):
     return TracedArray(value(ravel(a, order)))
 
 
+@implements("ndarray.view")
+def view_method(a, dtype=None, type=None):
+    """``a.view()``: another array object on the same storage (NumPy's identity view)."""
+    if type is not None and type is not np.ndarray or dtype is not None and np.dtype(dtype) != value(a).type.dtype:
+        raise UnsupportedError("ndarray.view with a dtype or type (a reinterpretation of the bytes) is not supported")
+    return view(a, Transpose(list(range(value(a).type.rank))))
+
+
 @implements(np.transpose, np.permute_dims)
 def transpose(a, axes=None):
     v = value(a)
