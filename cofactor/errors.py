@@ -199,11 +199,12 @@ def location_of(error: BaseException) -> str | None:
     return f"{found[0]}:{found[1]}" + (f": {source}" if source else "")
 
 
-def located(error: Exception) -> Exception:
-    """``error`` as a cofactor error that names the user's line (idempotent)."""
+def located(error: Exception, where: str | None = None) -> Exception:
+    """``error`` as a cofactor error that names the user's line (``where``, else the innermost
+    user frame running now; idempotent)."""
     if isinstance(error, CofactorError) and getattr(error, "location", None):
         return error
-    where = user_location()
+    where = where or user_location()
     message = str(error) + (f"\n  in user code at {where}" if where else "")
     if isinstance(error, CofactorError):
         cls = type(error)

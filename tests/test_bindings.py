@@ -457,3 +457,40 @@ def test_copies_exactly_where_numpy_does():
     _check("copies_or_not", copies_or_not, [np.arange(6.0), np.arange(12.0).reshape(3, 4)])
     with pytest.raises(ValueError, match="Unable to avoid copy"):
         cf.jit(lambda a: np.array(a, dtype=np.float32, copy=False))(np.ones(2))
+
+
+def accumulate_from_python_zero(a):
+    acc = 0                       # a Python int: float32 at its first addition, as in NumPy
+    for i in range(len(a)):       # rolled
+        acc += a[i]
+    best = 0.0
+    if a.sum() > 0:
+        best = a.max()
+    return acc, best * a
+
+
+def accumulate_int8(a):
+    acc = 3
+    for v in a:
+        acc = acc + v * 2         # int8 arithmetic, as in NumPy
+    return acc
+
+
+@pytest.mark.parametrize("fn, args", [
+    (accumulate_from_python_zero, [np.linspace(-1, 2, 11, dtype=np.float32)]),
+    (accumulate_int8, [np.arange(-5, 6, dtype=np.int8) * 3]),
+], ids=["float32", "int8"])
+def test_python_number_joined_with_a_numpy_scalar_takes_its_dtype(fn, args):
+    _check(fn.__name__, fn, args)
+
+
+def test_python_int_out_of_range_of_the_loop_dtype_is_numpys_overflow_error():
+    def f(a):
+        s = 300
+        for v in a:
+            s = s + v             # NumPy: OverflowError (300 does not fit uint8)
+        return s
+    with pytest.raises(OverflowError, match="300 out of bounds"):
+        f(np.arange(10, dtype=np.uint8))
+    with pytest.raises(cf.TracingError, match=r"300 out of bounds for uint8\n.*test_bindings.py:\d+: s = s \+ v"):
+        cf.jit(f)(np.arange(10, dtype=np.uint8))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TracingError, located
+from ..errors import TracingError, located, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
@@ -87,7 +87,8 @@ def _number_value(x, t: TensorType) -> Value:
     if isinstance(x, TracedArray):
         v = ops.convert(x.value, t.dtype)
     else:
-        v = ops.constant(np.asarray(x, dtype=t.dtype))
+        with numpy_rules():  # a Python int out of the dtype's range: NumPy's OverflowError
+            v = ops.constant(np.asarray(x, dtype=t.dtype))
     return ops.broadcast_in_dim(v, t.shape, range(len(t.shape) - v.type.rank, len(t.shape)))
 
 
@@ -279,7 +280,7 @@ class Number(Node):
                 shape = None
             if shape is None:
                 return False
-        dtype = np.result_type(self.type.dtype, t.dtype)
+        dtype = _promoted(self.type.dtype, self.weak, t.dtype, weak)
         if dtype != self.type.dtype or shape != self.type.shape or self.weak is not None and weak is None:
             f.widen[self] = Number(TensorType(shape, dtype), self.weak if weak else None, self.broadcast)
         f.give(self, lambda: [_number_value(x, self.type)])
@@ -530,7 +531,17 @@ def _wider(a: Number, b: Number) -> Number:
     weak = a.weak if a.weak is not None and b.weak is not None else None
     if weak is not None:  # Python's own promotion: int < float < complex
         weak = max(a.weak, b.weak, key=[bool, int, float, complex].index)
-    return Number(TensorType(shape, np.result_type(a.type.dtype, b.type.dtype)), weak, a.broadcast)
+    return Number(TensorType(shape, _promoted(a.type.dtype, a.weak, b.type.dtype, b.weak)), weak, a.broadcast)
+
+
+def _promoted(a_dtype, a_weak, b_dtype, b_weak) -> np.dtype:
+    """The dtype of a variable that holds one of two numbers: NumPy's promotion (NEP 50), where a
+    Python number (weak) takes the other's dtype if that holds its kind (0 then acc += x[i] on
+    float32 is float32), as it would at its first operation with it."""
+    if (a_weak is None) == (b_weak is None):
+        return np.result_type(a_dtype, b_dtype)
+    strong, weak = (b_dtype, a_weak) if a_weak is not None else (a_dtype, b_weak)
+    return np.result_type(strong, weak(0))
 
 
 def expect_made(node: Node, adoptable) -> Node:

@@ -115,7 +115,7 @@ def _errors_for_users():
         if kind == "internal":
             raise internal(e, "tracing") from e
         if kind == "deliberate" and not isinstance(e, CofactorError):
-            raise located(e) from None
+            raise located(e, location_of(e)) from None
         raise
 
 
