@@ -88,6 +88,10 @@ class TracedZeroDivisionError(TracingError, ZeroDivisionError):
     pass
 
 
+class TracedAttributeError(TracingError, AttributeError):
+    """An attribute a traced array does not have (as NumPy's arrays have no such attribute)."""
+
+
 class LinAlgError(TracingError, np.linalg.LinAlgError):
     """A matrix of the wrong shape for a numpy.linalg function (found at trace time)."""
 
@@ -99,6 +103,7 @@ _EQUIVALENTS = [
     (IndexError, TracedIndexError),
     (OverflowError, TracedOverflowError),
     (ZeroDivisionError, TracedZeroDivisionError),
+    (AttributeError, TracedAttributeError),
     (ValueError, ShapeError),
     (TypeError, DTypeError),
     (NotImplementedError, UnsupportedError),

@@ -494,3 +494,35 @@ def test_python_int_out_of_range_of_the_loop_dtype_is_numpys_overflow_error():
         f(np.arange(10, dtype=np.uint8))
     with pytest.raises(cf.TracingError, match=r"300 out of bounds for uint8\n.*test_bindings.py:\d+: s = s \+ v"):
         cf.jit(f)(np.arange(10, dtype=np.uint8))
+
+
+def collect_positive_indices(a):
+    found = []
+    for i in range(3):
+        if a[i] > 0:              # traced: the list's length depends on the data
+            found.append(i)
+    return found
+
+
+def closures_made_in_a_loop(a):
+    fs = []
+    for i in range(12):           # past the unroll limit: it cannot stay rolled, it is unrolled
+        fs.append(lambda: a * i)  # late binding: every closure sees i == 11
+    return [g() for g in fs[:3]], len(fs)
+
+
+def test_a_list_that_changes_length_under_a_traced_condition_is_an_error():
+    with pytest.raises(cf.TracingError, match=r"a list changes length in the if at line \d+.*\n.*found.append"):
+        cf.jit(collect_positive_indices)(np.array([1.0, -1.0, 2.0]))
+
+    def popped(a, stack):
+        if a.sum() > 0:
+            stack.pop()
+        return a
+    with pytest.raises(cf.TracingError, match="a list changes length"):
+        cf.jit(popped)(np.ones(2), [1, 2])
+
+
+def test_a_list_that_grows_in_a_static_loop_is_unrolled_with_a_warning():
+    with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
+        _check("closures_made_in_a_loop", closures_made_in_a_loop, [np.arange(3.0)])

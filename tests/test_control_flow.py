@@ -443,14 +443,12 @@ def test_what_cannot_be_compiled_says_what_where_and_how_to_fix_it(f, match):
     assert "test_control_flow.py" in str(info.value)
 
 
-def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace():
-    log = []
-
+def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace(capsys):
     def f(x):
         buffers = [np.zeros(3)]  # an array no loop variable names
         acc = np.zeros(3)
         for i in range(x.shape[0]):
-            log.append("iteration")  # a Python value: a side effect at trace time
+            print("iteration")  # a side effect at trace time
             buffers[0][i % 3] += x[i]
             scratch = np.zeros(3)  # made and written in the body: not carried
             scratch[0] = x[i]
@@ -459,18 +457,31 @@ def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace():
 
     x = rng.standard_normal(20)
     check(f, x)
-    assert len(log) == 20 + 1  # NumPy's 20 iterations, then one trace of the body
+    assert capsys.readouterr().out.count("iteration") == 20 + 1  # NumPy's 20 iterations, then one trace of the body
 
     def widening(x):
         total = 0  # an int the body turns into a float: the body is traced again as float64
         for i in range(x.shape[0]):
-            log.append("iteration")
+            print("iteration")
             total = total + x[i]
         return total
 
-    log.clear()
     check(widening, x)
-    assert len(log) == 20 + 2
+    assert capsys.readouterr().out.count("iteration") == 20 + 2
+
+
+def test_a_list_a_loop_appends_to_has_pythons_length():
+    log = []
+
+    def f(x):
+        for i in range(x.shape[0]):
+            log.append(i)  # the loop cannot stay rolled: it is unrolled, and the list gets 20 items
+            x[i] += 1
+        return x
+
+    with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length in the loop at line"):
+        check(f, rng.standard_normal(20))
+    assert log == list(range(20)) * 2  # NumPy's run, then cofactor's
 
 
 def test_an_array_made_and_written_in_one_branch_stays_there():

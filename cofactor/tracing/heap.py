@@ -109,7 +109,6 @@ class Heap:
         self.owners: dict[int, TracedArray] = {}   # every reachable owner array
         self.observable: set[int] = set(context.arguments)  # ids of owners seen outside the region's variables
         self.containers: list = []                 # (container, {key: value}) of every reachable container
-        self.grown: set[int] = set()               # ids of containers a region grew by Python values
         seen: set[int] = set(scope.cells)
         frame = scope.frame
         stack = [(value, 0) for value in context.objects.values()]
@@ -152,25 +151,24 @@ class Heap:
                 if key in contents and contents[key] is not now]
 
     def check_sizes(self, where: str):
-        """A list or dict that grows or shrinks in a traced branch or loop: with Python values, a
-        side effect at trace time (kept, as a print is); with traced values, an error (their
-        number would depend on run-time values)."""
+        """A list or dict that grows or shrinks in a traced branch or loop is an error: the body
+        runs once at trace time, so its length would be the trace's, not the run's (which branch
+        runs, and how often a loop does, is known only at run time)."""
         for c, contents in self.containers:
             if isinstance(c, (list, dict)) and len(c) != len(contents) and len(contents) < _WIDTH:
+                kind = "list" if isinstance(c, list) else "dict"
                 added = c[len(contents):] if isinstance(c, list) else [v for k, v in c.items() if k not in contents]
-                if any(isinstance(x, TracedArray) for x in flatten(added)[0]):
-                    kind = "list" if isinstance(c, list) else "dict"
-                    raise located(TracingError(
-                        f"a {kind} grows in {where} by traced values, but how often that happens depends on run-time "
-                        f"values: preallocate an array instead (out = np.zeros(n) before it, out[i] = ... in it)"))
-                self.grown.add(id(c))
+                advice = "preallocate an array instead (out = np.zeros(n) before it, out[i] = ... in it)" \
+                    if any(isinstance(x, TracedArray) for x in flatten(added)[0]) else \
+                    "change it outside the branch or loop, or preallocate an array (out[i] = ...)"
+                raise located(TracingError(
+                    f"a {kind} changes length in {where}, which is compiled once for every way it can run (which "
+                    f"branch, how many iterations), so the {kind}'s length would be wrong: {advice}"))
 
     def restore(self):
-        """Put every scanned slot back to the object it held at the scan (a container that grew by
-        Python values keeps them: that side effect happened at trace time)."""
+        """Put every scanned slot back to the object it held at the scan, and every list and dict
+        back to its length."""
         for c, contents in self.containers:
-            if id(c) in self.grown:
-                continue
             now = _contents(c)
             if isinstance(c, list) and len(c) != len(contents) and len(contents) < _WIDTH:
                 c[:] = [contents[k] for k in range(len(contents))]
