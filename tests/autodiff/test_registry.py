@@ -248,6 +248,7 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "ndarray.reshape": [case(lambda a: a.reshape(3, 2), x())],
     "ndarray.sort": [case(mutated(_sort_in_place), x())],
     "ndarray.squeeze": [case(lambda a: a.squeeze(), x(2, 1, 3))],
+    "ndarray.view": [case(lambda a: a.view() * a, x())],
     "ndarray.transpose": [case(lambda a: a.transpose(), x())],
 
     # --- constructors that take arrays
