@@ -286,18 +286,36 @@ class Either(TracedArray):
         try:
             for k, choice in enumerate(self.choices):
                 if not choice.scalar:  # a number is a value: see updated()
-                    choice.value = new if k == self.mirror else \
-                        ops.select(self._chosen(k, new.shape), new, choice.value)
+                    choice.value = self._masked(k, new, choice)
         finally:
             self._writing = False
 
+    def _masked(self, k: int, new: Value, choice) -> Value:
+        """What choice ``k`` holds after the Either is written with ``new``."""
+        return new if k == self.mirror else ops.select(self._chosen(k, new.shape), new, choice.value)
+
+    def holds_numbers(self) -> bool:
+        return any(c.scalar or isinstance(c, Either) and c.holds_numbers() for c in self.choices)
+
     def updated(self, new: Value) -> "Either":
         """``self op= x`` when some choices are numbers (a variable that is a 0-d array on one path
-        and a NumPy scalar on another): the arrays are written where chosen, and the numbers,
-        immutable, are replaced: the variable is bound to a new Either."""
-        self.value = new
-        return Either(self.selector, [TracedArray(new, scalar=True, weak=c.weak) if c.scalar else c
-                                      for c in self.choices], self.mirror)
+        and a NumPy scalar on another, also inside a choice that is itself an Either): the arrays
+        are written where chosen, and the numbers, immutable, are replaced: the variable is bound
+        to a new Either."""
+        self._writing = True
+        try:
+            choices = []
+            for k, c in enumerate(self.choices):
+                if c.scalar:
+                    c = TracedArray(new, scalar=True, weak=c.weak)
+                elif isinstance(c, Either) and c.holds_numbers():
+                    c = c.updated(self._masked(k, new, c))
+                else:
+                    c.value = self._masked(k, new, c)
+                choices.append(c)
+        finally:
+            self._writing = False
+        return Either(self.selector, choices, self.mirror)
 
     def refresh(self):
         """One of the choices was written from elsewhere: the mirror takes the chosen value again."""
@@ -387,7 +405,7 @@ def _update(array, ufunc, *other):
             f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} to {array.dtype!r} "
             "with casting rule 'same_kind'"))
     new = ops.convert(np.broadcast_to(result, array.shape).value, array.dtype)
-    if isinstance(array, Either) and any(c.scalar for c in array.choices):
+    if isinstance(array, Either) and array.holds_numbers():
         return array.updated(new)
     array.value = new
     return array

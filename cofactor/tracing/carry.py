@@ -357,7 +357,9 @@ class Choice(Node):
         for k, alt in enumerate(self.alternatives):
             if f.fit(alt, x):
                 if self.mirror is not None and self.mirror != k:
-                    f.give(self.alternatives[self.mirror], lambda: [x.value])
+                    mirror = self.alternatives[self.mirror]
+                    f.give(mirror, lambda: [x.value if isinstance(x, TracedArray) else
+                                            _number_value(x, _array_type(mirror))])
                 return ops.constant(np.array(k, np.int32)) if f.emit else None
         if isinstance(x, Either) and f.made_here(x):
             return self._resolve_either(x, f)

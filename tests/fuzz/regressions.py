@@ -203,3 +203,25 @@ def overlapping_slice_copy_then_update(b):
 def slice_self_assignment_then_write(b, c):
     b[1:] = b[1:]
     b[:-1] = c[:-1]             # optimize="auto" got b[4] wrong
+
+
+@regression(np.array([4.0, 1.0, -2.0, -1.0, -4.0]), np.array(0.75))
+def scalar_or_array_updated_in_rolled_loop(c, t):
+    if t > 0.5:
+        t = np.exp(c.mean())    # a NumPy scalar on this path, the 0-d argument on the other
+    for i in range(10):
+        t //= 0.5               # rebinds the scalar, or updates the argument in place
+    return t
+
+
+@regression(np.array([0.51, -1.89, -1.76, -0.23, 1.99]), np.array(0.45))
+def python_number_joins_a_mirrored_choice(b, t):
+    z = np.where(b[-1] > 0.5, np.asarray(t), t)     # a 0-d array made here
+    if b.max() > b.min():
+        z = 0.25                # a Python float on this path
+    elif b.max() > 1.0:
+        y = z                   # z is shared on this one
+        k = 0
+        while k < 2 and t < 0.0:
+            k += 1
+    return z
