@@ -526,3 +526,17 @@ def test_a_list_that_changes_length_under_a_traced_condition_is_an_error():
 def test_a_list_that_grows_in_a_static_loop_is_unrolled_with_a_warning():
     with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
         _check("closures_made_in_a_loop", closures_made_in_a_loop, [np.arange(3.0)])
+
+
+def test_a_view_of_itself_under_traced_ifs_in_an_unrolled_loop_stops_doubling():
+    def f(m, steps):
+        for i in range(steps):
+            if (m > 2.0).all():
+                m = m[::-1]       # each step: one of two views of what m was, itself one of two
+            else:
+                m[1:] = i         # a write through it writes every choice, twice as many each step
+        return m
+    _check("view_of_itself_3", f, [np.arange(12.0).reshape(3, 4), 3])
+    _check("view_of_itself_3_taken", f, [np.arange(12.0).reshape(3, 4) + 3, 3])
+    with pytest.raises(cf.TracingError, match=r"4 deep .*copy it.*\n.*m\[1:\] = i"):
+        cf.jit(f)(np.ones((3, 4)), 8)   # was minutes of XLA compile

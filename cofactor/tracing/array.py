@@ -246,7 +246,7 @@ class Either(TracedArray):
     holds the chosen array's value: reads take it, no select needed.  Writes keep it so, and a
     write to another choice from elsewhere refreshes it."""
 
-    __slots__ = ("selector", "choices", "mirror", "_writing")
+    __slots__ = ("selector", "choices", "mirror", "_writing", "depth")
 
     def __init__(self, selector: Value, choices, mirror=None):
         super().__init__(None)
@@ -254,6 +254,7 @@ class Either(TracedArray):
         self.choices = list(choices)
         self.mirror = mirror
         self._writing = False
+        self.depth = 1 + max(nesting(c) for c in self.choices)  # a write writes up to 2**depth arrays
         if mirror is not None:
             for k, choice in enumerate(self.choices):
                 for owner in choice.owners() if k != mirror else ():
@@ -328,6 +329,13 @@ class Either(TracedArray):
 
     def owners(self) -> list:
         return [owner for c in self.choices for owner in c.owners()]
+
+
+def nesting(x: TracedArray) -> int:
+    """How deep Eithers nest under the array that ``x`` (or the array it views) is."""
+    while not isinstance(x, Either) and x.lens is not None:
+        x = x.base
+    return x.depth if isinstance(x, Either) else 0
 
 
 _PYTHON_TYPES = {"i": int, "u": int, "f": float, "c": complex}  # dtype kind -> Python number type

@@ -32,10 +32,11 @@ from ..errors import TracingError, located, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
-from .array import Either, TracedArray
+from .array import Either, TracedArray, nesting
 
 _SELECTOR = TensorType((), np.dtype(np.int32))
 _MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
+_MAX_NESTING = 4  # Eithers nested this deep under a view: 2**4 writes for each write through it
 _PYTHON_NUMBERS = (bool, int, float, complex)
 _NO_FIT = object()
 
@@ -501,10 +502,24 @@ def join(node: Node, x, start: int, adoptable, memo: dict) -> Node:
     if isinstance(other, View) and any(isinstance(n, Choice) for n in other.base.nodes()):
         raise LayoutError("a view of an array that is itself one of several arrays (as a variable rebound to a "
                           "view of itself in a loop), which cofactor cannot carry (copy it: v = v[...].copy())")
+    if max(_nesting(node), _nesting(other)) >= _MAX_NESTING:
+        raise LayoutError(f"a view of an array that is one of several arrays, each again one of several, {_MAX_NESTING} "
+                          "deep (as a variable rebound to a view of itself under a traced if, in an unrolled loop): "
+                          "every write through it would write each of them, twice as many at each level (copy it: "
+                          "v = v[...].copy())")
     alternatives = _alternatives([node, other])
     if len(alternatives) > _MAX_CHOICES:
         raise LayoutError(f"one of more than {_MAX_CHOICES} different arrays, depending on the path taken")
     return Choice(alternatives)
+
+
+def _nesting(node: Node) -> int:
+    """How deep Eithers nest under the array that a view layout reads and writes (0: not a view)."""
+    if not isinstance(node, View):
+        return 0
+    while isinstance(node, View):
+        node = node.base
+    return nesting(node.obj) if isinstance(node, Pre) else 0
 
 
 def _alternatives(nodes) -> list:
