@@ -114,7 +114,8 @@ def describe(seed, outcome):
     details = outcome.shrunk_details if outcome.shrunk and outcome.shrunk_details else outcome.details
     header = [f"seed {seed}: {outcome.category}" + (" (shrunk)" if outcome.shrunk else ""),
               *details.splitlines()[:6],
-              f"arguments: {arguments}" + (" (passed as ConcreteArrays)" if program.to_device else "")]
+              f"arguments: {arguments}" + (" (passed as ConcreteArrays)" if program.to_device else ""),
+              f"dtypes: {' and '.join(program.dtypes)}"]
     return header, program.source
 
 

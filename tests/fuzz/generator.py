@@ -6,6 +6,13 @@ control flow: the mixtures that cofactor's rewriting of control flow has to get 
 generator tracks each variable's kind (array, NumPy scalar or Python number), dtype and shape so
 that most programs are valid NumPy, and keeps values bounded (products with tanh or constants,
 divisions away from zero, Python ints only added to small numbers) so that they rarely overflow.
+Each program computes in one float dtype (float64 or float32) and one int dtype (int64 or int32),
+drawn from its seed (``DTYPES``): its arguments, constructors (dtype=) and NumPy scalar literals
+have them; expressions keep them (an int operand of a float32 expression is a Python int or is
+cast), except for deliberate NEP 50 mixing: Python numbers with float32 / int32 values, float64
+values and int arrays updating float32 arrays in place (same_kind casting), a Python 0 or 0.0
+accumulating NumPy scalars, now and then a float64 / int64 value (np.zeros(5) without dtype=,
+the int64 sum of an int32 array).
 Everything random comes from ``random.Random(seed)`` (the code) and
 ``np.random.default_rng(seed)`` (the arguments), so a seed names a program.
 """
@@ -20,24 +27,42 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 
+# The dtypes a program computes in: (float dtype, int dtype) and how often each pair is drawn.
+# Most programs keep NumPy's defaults; the others use float32 and/or int32 throughout (arguments,
+# constructors, NumPy scalar literals), with a little deliberate mixing (see ``operand``).
+DTYPES = [(("float64", "int64"), 62), (("float32", "int32"), 20), (("float32", "int64"), 10),
+          (("float64", "int32"), 8)]
+
+
 @dataclass(frozen=True)
 class Kind:
-    cat: str            # "array", "npscalar" (np.float64 / np.int64), "pyint" or "pyfloat"
-    dtype: str          # "f" (float64) or "i" (int64)
-    shape: tuple = ()
+    cat: str            # "array", "npscalar" (a NumPy scalar), "pyint" or "pyfloat"
+    dtype: str          # "float64", "float32", "int64" or "int32"; "int" / "float" for a Python
+    shape: tuple = ()    # number (set from cat: it takes the dtype of what it meets, NEP 50)
+
+    def __post_init__(self):
+        if self.cat in ("pyint", "pyfloat"):
+            object.__setattr__(self, "dtype", self.cat[2:])
+        else:
+            assert self.dtype in ("float64", "float32", "int64", "int32"), self.dtype
 
     @property
     def python(self):
         return self.cat in ("pyint", "pyfloat")
 
+    @property
+    def floating(self):
+        return self.dtype.startswith("float")
 
-VEC, MAT, IVEC = Kind("array", "f", (5,)), Kind("array", "f", (3, 4)), Kind("array", "i", (5,))
-ZERO_D = Kind("array", "f", ())
-FSCALAR, ISCALAR = Kind("npscalar", "f"), Kind("npscalar", "i")
-PYINT, PYFLOAT = Kind("pyint", "i"), Kind("pyfloat", "f")
 
-# f's possible parameters (each program takes a subset), in signature order.
-PARAMS = {"a": VEC, "b": VEC, "m": MAT, "c": IVEC, "s": FSCALAR, "t": ZERO_D, "n": PYINT}
+PYINT, PYFLOAT = Kind("pyint", "int"), Kind("pyfloat", "float")
+
+# f's possible parameters (each program takes a subset), in signature order: (cat, "F" for the
+# program's float dtype or "I" for its int dtype, shape), and how often a program takes each.
+PARAMS = {"a": ("array", "F", (5,)), "b": ("array", "F", (5,)), "m": ("array", "F", (3, 4)),
+          "c": ("array", "I", (5,)), "s": ("npscalar", "F", ()), "t": ("array", "F", ()),
+          "n": ("pyint", "I", ()), "j": ("npscalar", "I", ())}
+PARAM_ODDS = {"j": 0.25}    # the others 0.55
 
 FLOATS = ["0.5", "1.0", "1.5", "2.0", "-0.5", "0.25", "-1.0", "3.0"]
 INTS = ["1", "2", "3", "5", "7"]
@@ -55,7 +80,7 @@ STATEMENTS = [
     ("empty_like", 1, 0.5), ("self_assign", 0.5, 2), ("if", 7, 4), ("while", 2.5, 1),
     ("for_range", 4, 1.5), ("for_n", 1.5, 0.5), ("for_rows", 1.5, 0.5), ("jump", 0, 5),
     ("early_return", 1.5, 1.5), ("nested_def", 2.5, 0), ("call_nested", 8, 8),
-    ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3),
+    ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3), ("accumulate", 1.5, 0.5),
 ]
 COMPOUND = {"if", "while", "for_range", "for_n", "for_rows", "nested_def"}
 UNROLL = 8             # cofactor's default: longer static ranges become one rolled loop
@@ -70,6 +95,7 @@ class Program:
     args: tuple
     to_device: bool                  # pass the arrays to cofactor as ConcreteArrays
     constructs: Counter = field(default_factory=Counter)
+    dtypes: tuple = ("float64", "int64")     # the program's float and int dtypes
 
     def with_source(self, source, params=None):
         """This program with other code (and maybe fewer of its parameters): for the shrinker."""
@@ -82,12 +108,13 @@ def generate(seed: int) -> Program:
     return _Generator(seed).program()
 
 
-def make_arguments(params, seed):
+def make_arguments(params, seed, dtypes=("float64", "int64")):
     rng = np.random.default_rng(seed)
-    values = {"a": np.round(rng.uniform(-2, 2, 5), 2), "b": np.round(rng.uniform(-2, 2, 5), 2),
-              "m": np.round(rng.uniform(-2, 2, (3, 4)), 2), "c": rng.integers(-8, 9, 5),
-              "s": np.float64(round(rng.uniform(-1, 1), 2)), "t": np.array(round(rng.uniform(-1, 1), 2)),
-              "n": int(rng.integers(0, 13))}
+    F, I = (np.dtype(d).type for d in dtypes)
+    values = {"a": np.round(rng.uniform(-2, 2, 5), 2).astype(F), "b": np.round(rng.uniform(-2, 2, 5), 2).astype(F),
+              "m": np.round(rng.uniform(-2, 2, (3, 4)), 2).astype(F), "c": rng.integers(-8, 9, 5).astype(I),
+              "s": F(round(rng.uniform(-1, 1), 2)), "t": np.array(round(rng.uniform(-1, 1), 2), dtype=F),
+              "n": int(rng.integers(0, 13)), "j": I(rng.integers(-6, 7))}
     return tuple(values[p] for p in params)
 
 
@@ -165,9 +192,26 @@ def join(a: Kind, b: Kind):
     """The kind a variable has after two paths gave it kinds a and b (None: none fits both)."""
     if a == b:
         return a
-    if a.dtype != b.dtype or a.shape != b.shape:
+    if a.floating != b.floating or a.shape != b.shape:
         return None
-    return Kind("npscalar", a.dtype)   # scalars of one dtype: treat as an immutable NumPy scalar
+    dtypes = {k.dtype for k in (a, b) if not k.python}
+    if len(dtypes) != 1:
+        return None
+    # scalars of one dtype (or a Python number and a NumPy scalar): treat as an immutable NumPy scalar
+    return Kind("npscalar", dtypes.pop())
+
+
+def fits(kind: Kind, want: Kind):
+    """Whether a value of ``kind`` can stand for one of ``want``'s dtype and shape (a Python number
+    for a NumPy scalar of its kind: NEP 50 gives the other operand's dtype)."""
+    return kind.shape == want.shape and kind.floating == want.floating \
+        and (kind.dtype == want.dtype or kind.python or want.python)
+
+
+def natural(dtype):
+    """Whether a Python number becomes ``dtype`` where NumPy converts it on its own (np.tanh(0.5),
+    np.asarray(3)): float64 and int64."""
+    return dtype in ("float64", "int64", "float", "int")
 
 
 def shape_code(shape):
@@ -184,24 +228,72 @@ class _Generator:
         self.nested = 0
         self.uncalled = set()       # nested functions not called yet: calls to them are drawn more often
         self.budget = 0
+        self.F, self.I = self.rng.choices([d for d, _ in DTYPES], [w for _, w in DTYPES])[0]
+        F, I = self.F, self.I
+        self.VEC, self.MAT, self.IVEC = Kind("array", F, (5,)), Kind("array", F, (3, 4)), Kind("array", I, (5,))
+        self.ZERO_D, self.FSCALAR, self.ISCALAR = Kind("array", F, ()), Kind("npscalar", F), Kind("npscalar", I)
+        # Values of NumPy's default dtypes that narrow programs now and then make (np.zeros(5) without
+        # dtype=, c.sum() of int32): they mix with the program's own dtypes.
+        self.spills = [Kind("npscalar", "float64"), Kind("array", "float64", (5,))] * (F != "float64") \
+            + [Kind("npscalar", "int64")] * (I != "int64")
+
+    def concrete(self, dtype):
+        """The program's dtype for a Python number's "float" / "int"; a NumPy dtype as it is."""
+        return {"float": self.F, "int": self.I}.get(dtype, dtype)
+
+    def param_kind(self, p):
+        cat, dtype, shape = PARAMS[p]
+        return Kind(cat, self.F if dtype == "F" else self.I, shape)
+
+    def dtype_code(self, dtype):
+        """How the program names a dtype: np.float32 mostly, now and then "float32"."""
+        return f"np.{dtype}" if self.rng.random() < 0.8 else f'"{dtype}"'
+
+    def dtype_kw(self, dtype):
+        """``, dtype=...`` for a constructor that makes float64 without one (often left out then)."""
+        if dtype == "float64" and self.rng.random() < 0.8:
+            return ""
+        return f", dtype={self.dtype_code(dtype)}"
+
+    def scalar_literal(self, dtype, value):
+        self.note(f"literal:np.{dtype}")
+        return E(f"np.{dtype}({value})", "npscalar")
+
+    def numpy_arg(self, ctx, e, dtype):
+        """e's code as the argument of a NumPy function that should give ``dtype``: a Python number
+        becomes np.float32(...) / np.int32(...) where NumPy would make it float64 / int64."""
+        if e.cat.startswith("py") and not natural(dtype):
+            return self.cast_scalar(ctx, e.code, dtype)
+        return e.code
+
+    def cast_scalar(self, ctx, code, dtype):
+        """A scalar (or 0-d array) converted to ``dtype``: np.float32(x) for a number known at trace
+        time; for a traced one mostly np.asarray(x, dtype=...) (a 0-d array, which NumPy treats as
+        that dtype's scalar), as cofactor refuses np.float32(x) of a traced value (a clear error)."""
+        if not self.is_traced(code, ctx) or self.rng.random() < 0.2:
+            return f"np.{dtype}({code})"
+        return f"np.asarray({code}, dtype={self.dtype_code(dtype)})"
 
     # ---- the program -------------------------------------------------------------------------
     def program(self):
         rng = self.rng
-        params = [p for p in PARAMS if rng.random() < 0.55]
+        params = [p for p in PARAMS if rng.random() < PARAM_ODDS.get(p, 0.55)]
         if not {"a", "b", "m"} & set(params):
             params.insert(0, rng.choice("abm"))
             params.sort(key=list(PARAMS).index)
-        args = make_arguments(params, self.seed)
+        dtypes = (self.F, self.I)
+        self.note(*[f"dtype:{d}" for d in dtypes])
+        args = make_arguments(params, self.seed, dtypes)
         self.n = args[params.index("n")] if "n" in params else None
         size = rng.choices([1, 2, 3, 4], [2, 4, 3, 1])[0]
-        spec = tuple(rng.choices([VEC, MAT, FSCALAR, ISCALAR, PYINT, IVEC], [4, 2, 4, 1, 1, 1], k=size))
-        ctx = Ctx({p: Var(PARAMS[p], assignable=p != "n") for p in params}, ret=spec)
+        spec = tuple(rng.choices([self.VEC, self.MAT, self.FSCALAR, self.ISCALAR, PYINT, self.IVEC],
+                                 [4, 2, 4, 1, 1, 1], k=size))
+        ctx = Ctx({p: Var(self.param_kind(p), assignable=p != "n") for p in params}, ret=spec)
         self.budget = rng.randint(5, 22)
         body = self.block(ctx) + [self.return_stmt(ctx, spec)]
         functions = [lines for _, lines in self.helpers] + [[f"def f({', '.join(params)}):"] + _indent(body)]
         source = "import numpy as np\n\n\n" + "\n\n\n".join("\n".join(lines) for lines in functions) + "\n"
-        return Program(self.seed, source, params, args, rng.random() < 0.5, self.used)
+        return Program(self.seed, source, params, args, rng.random() < 0.5, self.used, dtypes)
 
     def note(self, *labels):
         self.used.update(labels)
@@ -257,10 +349,14 @@ class _Generator:
     def stmt_assign(self, ctx):
         rng = self.rng
         arrays = [v.kind for v in ctx.scope.values() if v.kind.cat == "array"]
-        want = rng.choice([VEC, MAT, IVEC, FSCALAR, FSCALAR, ISCALAR, PYINT, PYFLOAT, ZERO_D] + arrays)
+        want = rng.choice([self.VEC, self.MAT, self.IVEC, self.FSCALAR, self.FSCALAR, self.ISCALAR, PYINT, PYFLOAT,
+                           self.ZERO_D] + arrays)
+        if self.spills and rng.random() < 0.08:
+            want = rng.choice(self.spills)
+            self.note(f"spill:{want.dtype}")
         e = self.expr(ctx, want)
         prefix = {"array": "x", "npscalar": "r", "pyint": "q", "pyfloat": "p"}[want.cat]
-        name = self.fresh("z" if want == ZERO_D else prefix)
+        name = self.fresh("z" if want == self.ZERO_D else prefix)
         self.bind(ctx, name, Kind(e.cat, want.dtype, want.shape), e.code)
         self.note("assign")
         return [f"{name} = {e.code}"]
@@ -275,12 +371,12 @@ class _Generator:
         kind = ctx.scope[name].kind
         want = kind
         if kind.cat == "array" and kind.shape == () and not ctx.loop:
-            want = FSCALAR     # becomes a NumPy scalar: fine outside loops (inside, setitem may follow)
+            want = Kind("npscalar", kind.dtype)  # a NumPy scalar: fine outside loops (inside, setitem may follow)
         elif kind.python and self.rng.random() < 0.15:
-            want = Kind("npscalar", kind.dtype)   # a Python number becomes a traced one
+            want = Kind("npscalar", self.concrete(kind.dtype))   # a Python number becomes a traced one
             self.note("rebind:python_to_numpy")
         e = self.expr(ctx, want)
-        self.bind(ctx, name, Kind(e.cat, kind.dtype, kind.shape), e.code)
+        self.bind(ctx, name, Kind(e.cat, want.dtype, want.shape), e.code)
         self.note("rebind")
         return [f"{name} = {e.code}"]
 
@@ -291,23 +387,26 @@ class _Generator:
         var = ctx.scope[name]
         kind = var.kind
         op, rhs = self.aug_rhs(ctx, kind)
-        cat = kind.cat
+        new = kind
         if kind.python and not rhs.cat.startswith("py"):
-            cat = "npscalar"
-        ctx.scope[name] = replace(var, kind=Kind(cat, kind.dtype, kind.shape),
+            new = Kind("npscalar", self.concrete(kind.dtype))     # NEP 50: the NumPy scalar's dtype
+        ctx.scope[name] = replace(var, kind=new,
                                   static=var.static and not ctx.traced and not self.is_traced(rhs.code, ctx))
-        on = "view" if var.base and kind.cat == "array" else "0d" if kind == ZERO_D else kind.cat
+        on = "view" if var.base and kind.cat == "array" else "0d" if kind.cat == "array" and not kind.shape \
+            else kind.cat
         self.note("augassign", f"aug{op}", f"aug_on:{on}", *[f"aug_on:{on}_traced"] * (kind.python and ctx.traced))
         return [f"{name} {op} {rhs.code}"]
 
     def aug_rhs(self, ctx, kind, shape=None):
         """An augmented operator for a target of ``kind`` and its right-hand side."""
         shape = kind.shape if shape is None else shape
-        target = Kind("array", kind.dtype, shape)
-        op = self.rng.choice(FLOAT_AUG if kind.dtype == "f" else INT_AUG)
+        target = Kind("array", self.concrete(kind.dtype), shape)
+        op = self.rng.choice(FLOAT_AUG if kind.floating else INT_AUG)
         if kind.python and self.rng.random() < 0.85:
             return op, self.python_operand(ctx, kind.dtype, op)
-        return op, self.operand(ctx, target, op[:-1], 1)
+        # An array is updated in place: NumPy casts the result to its dtype (same_kind), so the
+        # right-hand side may have another dtype of the same kind (float64 into float32).
+        return op, self.operand(ctx, target, op[:-1], 1, inplace=kind.cat == "array")
 
     def region(self, ctx, shape):
         """A subscript (suffix, its shape) a write may target in an array of ``shape``: a slice,
@@ -337,8 +436,8 @@ class _Generator:
             return None
         kind = ctx.scope[name].kind
         suffix, shape = self.region(ctx, kind.shape)
-        dtype = kind.dtype if self.rng.random() < 0.95 else "f"     # floats into ints truncate
-        value = self.operand(ctx, Kind("array", dtype, shape), "+", 1)
+        dtype = kind.dtype if self.rng.random() < 0.95 else self.F     # floats into ints truncate
+        value = self.operand(ctx, Kind("array", dtype, shape), "+", 1, inplace=True)
         self.note("setitem", f"setitem:{_view_label(suffix) if shape else 'element'}")
         return [f"{name}{suffix} = {value.code}"]
 
@@ -349,8 +448,12 @@ class _Generator:
         kind = ctx.scope[name].kind
         suffix, shape = ("", kind.shape) if self.rng.random() < 0.5 else self.rng.choice(views(kind.shape))
         want = Kind("array", kind.dtype, shape)
-        ufunc = self.rng.choice(["add", "subtract", "maximum"] + ["multiply"] * (kind.dtype == "f"))
-        x, y = self.operand(ctx, want, "+", 1), self.operand(ctx, want, "*" if ufunc == "multiply" else "+", 1)
+        ufunc = self.rng.choice(["add", "subtract", "maximum"] + ["multiply"] * kind.floating)
+        # out= casts the result to out's dtype (same_kind): the operands may mix dtypes
+        x = self.operand(ctx, want, "+", 1, inplace=True)
+        y = self.operand(ctx, want, "*" if ufunc == "multiply" else "+", 1, inplace=True)
+        if x.cat.startswith("py") and y.cat.startswith("py"):
+            x = E(self.numpy_arg(ctx, x, kind.dtype), "npscalar")
         self.note("ufunc_out", "ufunc_out:view" if suffix else "ufunc_out:array")
         return [f"np.{ufunc}({x.code}, {y.code}, out={name}{suffix})"]
 
@@ -388,10 +491,41 @@ class _Generator:
             return None
         kind = ctx.scope[name].kind
         new = self.fresh("x")
-        value = self.operand(ctx, kind, "+", 1)
+        value = self.operand(ctx, kind, "+", 1, inplace=True)
         ctx.scope[new] = Var(kind, static=False)
-        self.note("empty_like")
-        return [f"{new} = np.empty_like({name})", f"{new}[...] = {value.code}"]
+        if self.rng.random() < 0.5:
+            self.note("empty_like")
+            make = f"np.empty_like({name})"
+        else:
+            self.note("empty")
+            make = f"np.empty({shape_code(kind.shape)}{self.dtype_kw(kind.dtype)})"
+        return [f"{new} = {make}", f"{new}[...] = {value.code}"]
+
+    def stmt_accumulate(self, ctx):
+        """A Python number accumulating NumPy scalars in a loop (rolled or not): after the first
+        step it is a NumPy scalar of NEP 50's dtype (``acc = 0; acc += x[i]`` on float32 is
+        float32; ``acc = 0.0; acc += c[i]`` on int32 is float64)."""
+        rng = self.rng
+        name = self.pick(ctx, lambda k: k.cat == "array" and k.shape)
+        if name is None:
+            return None
+        kind = ctx.scope[name].kind
+        start = rng.choice(["0", "0.0"]) if kind.floating else rng.choice(["0", "0", "0.0"])
+        count = rng.choice([3, 5, 9, 12])
+        acc, i = self.fresh("acc"), self.fresh("i")
+        if len(kind.shape) == 1 or rng.random() < 0.5:
+            index = ", ".join(f"{i} % {k}" for k in kind.shape)
+            step, dtype = f"{name}[{index}]", kind.dtype
+        else:
+            method = rng.choice(self.reductions(kind.dtype))
+            step = f"{name}[{i} % {kind.shape[0]}].{method}()"
+            dtype = {"sum": "int64", "mean": "float64"}.get(method, kind.dtype) if not kind.floating else kind.dtype
+        update = rng.choice([f"{acc} += {step}", f"{acc} = {acc} + {step}"])
+        dtype = str(np.result_type(np.dtype(dtype), 0.0 if "." in start else 0))
+        ctx.scope[acc] = Var(Kind("npscalar", dtype), static=False)
+        self.note("accumulate", f"accumulate:{'rolled' if count > UNROLL else 'unrolled'}",
+                  f"accumulate:{'pyfloat' if '.' in start else 'pyint'}_{dtype}")
+        return [f"{acc} = {start}", f"for {i} in range({count}):", f"    {update}"]
 
     def stmt_self_assign(self, ctx):
         name = self.pick(ctx, lambda k: True, assignable=True)
@@ -404,8 +538,8 @@ class _Generator:
         """A statement NumPy rejects (when it runs): cofactor must raise the same class of error."""
         vec = self.pick(ctx, lambda k: k.cat == "array" and len(k.shape) == 1)
         mat = self.pick(ctx, lambda k: k.cat == "array" and len(k.shape) == 2 and k.shape[0] != 1)
-        ints = self.pick(ctx, lambda k: k.cat == "array" and k.dtype == "i", assignable=True)
-        floats = self.pick(ctx, lambda k: k.cat == "array" and k.dtype == "f", assignable=True)
+        ints = self.pick(ctx, lambda k: k.cat == "array" and not k.floating, assignable=True)
+        floats = self.pick(ctx, lambda k: k.cat == "array" and k.floating, assignable=True)
         options = [f"{self.fresh('x')} = {vec} + {mat}" if vec and mat else None,   # ValueError
                    f"{ints} += 0.5" if ints else None,                                 # TypeError
                    f"{floats} ^= 1" if floats else None,                               # TypeError
@@ -518,12 +652,12 @@ class _Generator:
     def return_stmt(self, ctx, spec):
         values = []
         for kind in spec:
-            names = [n for n, v in ctx.scope.items()
-                     if n not in values and v.kind.dtype == kind.dtype and v.kind.shape == kind.shape]
+            names = [n for n, v in ctx.scope.items() if n not in values and fits(v.kind, kind)]
             if names and self.rng.random() < 0.85:
                 values.append(self.rng.choice(names))
             else:
-                values.append(self.expr(ctx, kind if kind.cat == "array" else Kind("npscalar", kind.dtype)).code)
+                want = kind if kind.cat == "array" else Kind("npscalar", self.concrete(kind.dtype))
+                values.append(self.expr(ctx, want).code)
         if ctx.fn == "f" and len(values) > 1:
             self.note("return_tuple")
         return "return " + ", ".join(values)
@@ -535,7 +669,8 @@ class _Generator:
         rng = self.rng
         self.nested += 1
         name = self.fresh("bump")
-        state = rng.choice([("cnt", PYINT, "0"), ("acc", PYFLOAT, "0.0"), ("acc", VEC, "np.zeros(5)")])
+        state = rng.choice([("cnt", PYINT, "0"), ("acc", PYFLOAT, "0.0"),
+                            ("acc", self.VEC, f"np.zeros(5{self.dtype_kw(self.F)})")])
         counter = self.fresh(state[0])
         lines = [f"{counter} = {state[2]}"]
         ctx.scope[counter] = Var(state[1], static=False)
@@ -546,7 +681,7 @@ class _Generator:
         params = [self.rng.choice([v.kind for v in ctx.scope.values()])] if rng.random() < 0.6 else []
         scope = {n: replace(v, assignable=n in shared, loop=False) for n, v in ctx.scope.items()}
         scope.update({f"arg{j}": Var(k) for j, k in enumerate(params)})
-        ret = rng.choice([None, FSCALAR, state[1]])
+        ret = rng.choice([None, self.FSCALAR, state[1]])
         body_ctx = Ctx(scope, fn="nested", depth=1, ret=(ret,) if ret else None)
         first = self.stmt_augassign(body_ctx, counter)
         saved, self.budget = self.budget, rng.randint(0, 2)
@@ -573,7 +708,7 @@ class _Generator:
                 if not e.code.isidentifier():
                     self.note("call_arg_expression")
             else:
-                e = self.expr(ctx, Kind("npscalar", kind.dtype) if kind.cat != "array" else kind, 1)
+                e = self.expr(ctx, Kind("npscalar", self.concrete(kind.dtype)) if kind.cat != "array" else kind, 1)
             args.append(e.code)
         return ", ".join(args)
 
@@ -586,7 +721,7 @@ class _Generator:
         self.note("call_nested", *["call_nested_traced"] * ctx.traced, *["call_nested_in_loop"] * bool(ctx.loop))
         if func.ret and self.rng.random() < 0.6:
             name = self.fresh("r" if func.ret.shape == () else "x")
-            kind = func.ret if func.ret.cat == "array" else Kind("npscalar", func.ret.dtype)
+            kind = func.ret if func.ret.cat == "array" else Kind("npscalar", self.concrete(func.ret.dtype))
             ctx.scope[name] = Var(kind, static=False)
             return [f"{name} = {call}"]
         return [call]
@@ -614,7 +749,7 @@ class _Generator:
         """A module-level function that updates its first (array) argument in place."""
         rng = self.rng
         params = (first,) + ((rng.choice([v.kind for v in ctx.scope.values()]),) if rng.random() < 0.6 else ())
-        ret = rng.choice([None, FSCALAR, first])
+        ret = rng.choice([None, self.FSCALAR, first])
         func = Func(self.fresh("helper"), params, ret)
         names = ["x", "y"][:len(params)]
         hctx = Ctx({n: Var(k, static=False) for n, k in zip(names, params)},
@@ -678,9 +813,8 @@ class _Generator:
 
     def zero_d_options(self, ctx, want, depth):
         names = self.vars_of(ctx, lambda k: k == want)
-        scalar = lambda: self.expr(ctx, Kind("npscalar", want.dtype), depth + 1)  # noqa: E731
-        opts = [(2, lambda: E(f"np.asarray({scalar().code})", "array")),
-                (0.5, lambda: E("np.zeros(())" if want.dtype == "f" else "np.zeros((), dtype=np.int64)", "array"))]
+        opts = [(2, lambda: self.asarray(ctx, want, depth)),
+                (0.5, lambda: E(f"np.zeros((){self.dtype_kw(want.dtype)})", "array"))]
         if names:
             opts.append((4, lambda: self.variable(ctx, names)))
             opts.append((1, lambda: E(f"{self.rng.choice(names)}.copy()", "array")))
@@ -688,12 +822,20 @@ class _Generator:
             opts.append((1, lambda: self.where(ctx, want, depth)))
         return opts
 
+    def asarray(self, ctx, want, depth):
+        """A 0-d array of want's dtype from a scalar."""
+        scalar = self.expr(ctx, Kind("npscalar", want.dtype), depth + 1)
+        if natural(want.dtype) or (not scalar.cat.startswith("py") and self.rng.random() < 0.5):
+            return E(f"np.asarray({scalar.code})", "array")
+        return E(f"np.asarray({scalar.code}, dtype={self.dtype_code(want.dtype)})", "array")
+
     def scalar_options(self, ctx, want, depth):
-        names = self.vars_of(ctx, lambda k: k.shape == () and k.dtype == want.dtype)
-        sources = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape
-                               and (k.dtype == want.dtype or want.dtype == "f"))
+        names = self.vars_of(ctx, lambda k: fits(k, want))
+        sources = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape and self.reductions(k.dtype, want.dtype))
         vectors = self.vars_of(ctx, lambda k: k.cat == "array" and k.dtype == want.dtype and k.shape)
-        opts = [(2, lambda: self.python_operand(ctx, want.dtype, "+="))]
+        literal = self.rng.choice(FLOATS if want.floating else INTS)
+        opts = [(2, lambda: self.python_operand(ctx, want.dtype, "+=")),
+                (0.7, lambda: self.scalar_literal(want.dtype, literal))]
         if names:
             opts.append((4, lambda: self.variable(ctx, names)))
         if sources:
@@ -702,14 +844,14 @@ class _Generator:
             opts.append((3, lambda: self.element(ctx, vectors)))
         if self.deeper(depth):
             opts += [(3, lambda: self.binop(ctx, want, depth)), (0.3, lambda: self.ifexp(ctx, want, depth))]
-            if want.dtype == "f":
+            if want.floating:
                 opts.append((1.5, lambda: self.unary(ctx, want, depth)))
             opts += self.call_options(ctx, want)
         return opts
 
     def python_options(self, ctx, want, depth):
         names = self.vars_of(ctx, lambda k: k.cat == want.cat)
-        opts = [(2, lambda: E(self.rng.choice(INTS if want.dtype == "i" else FLOATS), want.cat))]
+        opts = [(2, lambda: E(self.rng.choice(FLOATS if want.floating else INTS), want.cat))]
         if names:
             opts.append((4, lambda: self.variable(ctx, names)))
         if self.deeper(depth):
@@ -718,13 +860,13 @@ class _Generator:
 
     def python_binop(self, ctx, want, depth):
         left = self.expr(ctx, want, depth + 1)
-        op = self.rng.choice(["+", "-", "^", "&", "|", ">>", "%", "//"] if want.dtype == "i" else ["+", "-", "*"])
+        op = self.rng.choice(["+", "-", "*"] if want.floating else ["+", "-", "^", "&", "|", ">>", "%", "//"])
         return E(f"{left.wrap()} {op} {self.python_operand(ctx, want.dtype, op + '=').wrap()}", want.cat, False)
 
     def python_operand(self, ctx, dtype, op):
         """A Python number for ``x op= value``; + and - only add constants or loop counts to ints, so
         that Python ints stay small (cofactor holds them in int64)."""
-        if dtype == "f":
+        if dtype.startswith("float"):
             return E(self.rng.choice(FLOATS if op in ("+=", "-=") else ["2.0", "-4.0", "1.5", "0.5"]), "pyfloat")
         if op == ">>=":
             return E(self.rng.choice(["1", "2"]), "pyint")
@@ -738,17 +880,30 @@ class _Generator:
         return E(self.rng.choice(INTS), "pyint")
 
     def creation(self, ctx, want):
-        shape, rng = want.shape, self.rng
+        shape, rng, dtype = want.shape, self.rng, want.dtype
         size = int(np.prod(shape))
+        dims = shape_code(shape)
+        kw = self.dtype_kw(dtype)                # "" only for float64
+        value = rng.choice(FLOATS if want.floating else INTS)
+        if dtype == "float64":
+            arange = rng.choice([f"np.arange({size}.0)", f"np.arange({size}, dtype={self.dtype_code(dtype)})"])
+        elif dtype == "int64":
+            arange = rng.choice([f"np.arange({size})", f"np.arange({size}{kw})"])
+        else:
+            arange = rng.choice([f"np.arange({size}{kw})", f"np.arange({size}).astype({self.dtype_code(dtype)})"])
+        full = f"np.full({dims}, {value}{'' if dtype == 'int64' else kw})"
+        if not natural(dtype) and rng.random() < 0.4:
+            full = f"np.full({dims}, np.{dtype}({value}))"       # the fill value's dtype
+        options = {"zeros": f"np.zeros({dims}{kw})", "ones": f"np.ones({dims}{kw})", "full": full,
+                   "arange": arange + (f".reshape{shape}" if len(shape) > 1 else "")}
         like = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape == shape and k.dtype == want.dtype)
-        ints = ", dtype=np.int64" if want.dtype == "i" else ""
-        dot = ".0" if want.dtype == "f" else ""
-        arange = f"np.arange({size}{dot})" + (f".reshape{shape}" if len(shape) > 1 else "")
-        options = {"zeros": f"np.zeros({shape_code(shape)}{ints})", "ones": f"np.ones({shape_code(shape)}{ints})",
-                   "full": f"np.full({shape_code(shape)}, {rng.choice(INTS if ints else FLOATS)})", "arange": arange}
+        other = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape == shape and k.dtype != want.dtype)
         if like:
             options.update({"zeros_like": f"np.zeros_like({rng.choice(like)})",
                             "ones_like": f"np.ones_like({rng.choice(like)})"})
+        if other:
+            options["like_dtype"] = f"np.{rng.choice(['zeros', 'ones'])}_like({rng.choice(other)}, " \
+                                    f"dtype={self.dtype_code(dtype)})"
         label = rng.choice(list(options))
         self.note(f"create:{label}")
         return E(options[label], "array")
@@ -769,7 +924,7 @@ class _Generator:
         rng = self.rng
         loops = self.vars_of(ctx, lambda k: k.cat == "pyint")
         loops = [n for n in loops if ctx.scope[n].loop] or loops
-        traced = self.vars_of(ctx, lambda k: k == ISCALAR)
+        traced = self.vars_of(ctx, lambda k: k.cat == "npscalar" and not k.floating)
         r = rng.random()
         if loops and r < 0.4:
             self.note("index:loop_var" if ctx.scope[loops[0]].loop else "index:python_var")
@@ -785,95 +940,129 @@ class _Generator:
         self.note("expr:element")
         return E(f"{name}[{', '.join(self.index(ctx, k) for k in shape)}]", "npscalar")
 
+    @staticmethod
+    def reductions(source, dtype=None):
+        """The methods that reduce an array of dtype ``source`` to a scalar of ``dtype`` (any: None).
+        NumPy sums int32 in int64 and takes an int array's mean in float64."""
+        if source.startswith("float"):
+            return ["sum", "max", "min", "mean"] if dtype in (None, source) else []
+        results = {"sum": "int64", "max": source, "min": source, "mean": "float64"}
+        return [m for m, result in results.items() if dtype in (None, result)]
+
     def reduction(self, ctx, sources, dtype):
         name = self.rng.choice(sources)
-        source_dtype = ctx.scope[name].kind.dtype
-        if source_dtype == "f":
-            methods = ["sum", "max", "min", "mean"]
-        else:
-            methods = ["sum", "max", "min"] if dtype == "i" else ["mean"]
-        method = self.rng.choice(methods)
+        method = self.rng.choice(self.reductions(ctx.scope[name].kind.dtype, dtype))
         self.note(f"expr:{method}")
         if self.rng.random() < 0.2:
             return E(f"np.{method}({name})", "npscalar")
         return E(f"{name}.{method}()", "npscalar")
 
-    def operand(self, ctx, want, op, depth):
+    def operand(self, ctx, want, op, depth, inplace=False):
         """A right-hand operand of ``op`` that broadcasts to want's shape: bounded for * (values stay
-        small), away from zero for / and //."""
+        small), away from zero for / and //. It keeps want's dtype: an int operand of a float32
+        expression is a Python int or cast to float32 (float32 and int32 arrays make float64). With
+        ``inplace`` (the operand of an in-place update, out= or a setitem of want's dtype) it may
+        be float64 (int64) where want is float32 (int32), or an int array for a float32 one: NumPy
+        casts the result back (same_kind)."""
         rng = self.rng
-        if want.dtype == "f" and op == "*":
+        floating = want.floating
+        if floating and op == "*":
             if rng.random() < 0.5:
                 return E(rng.choice(["0.5", "-1.5", "1.5", "2.0", "0.0"]), "pyfloat")
-            return E(f"np.tanh({self.operand(ctx, want, '+', depth + 1).code})", "array")
+            inner = self.operand(ctx, want, '+', depth + 1, inplace)
+            return E(f"np.tanh({self.numpy_arg(ctx, inner, want.dtype)})", "array")
         if op in ("/", "//", "%"):
-            if rng.random() < 0.6 or want.dtype == "i":
-                if want.dtype == "f":
+            if rng.random() < 0.6 or not floating:
+                if floating:
                     return E(rng.choice(["2.0", "-4.0", "1.5", "0.5"]), "pyfloat")
                 return E(rng.choice(["2", "3", "5"]), "pyint")
-            return E(f"(np.abs({self.operand(ctx, want, '+', depth + 1).code}) + 1.0)", "array")
+            inner = self.operand(ctx, want, '+', depth + 1, inplace)
+            return E(f"(np.abs({self.numpy_arg(ctx, inner, want.dtype)}) + 1.0)", "array")
         if op == ">>":
             return E(rng.choice(["1", "2"]), "pyint")
-        dtype = want.dtype if want.dtype == "i" or rng.random() < 0.85 else "i"
         shapes = [()] * 2 + [want.shape] * 2 + ([want.shape[1:]] if len(want.shape) == 2 else [])
         shape = rng.choice(shapes)
+        wide = {"float32": "float64", "int32": "int64"}.get(want.dtype)
+        if inplace and wide and rng.random() < 0.12:
+            self.note(f"mix:inplace_{wide}")
+            if rng.random() < 0.5:
+                return self.scalar_literal(wide, rng.choice(FLOATS if floating else INTS))
+            kind = Kind("array", wide, shape) if shape else Kind("npscalar", wide)
+            return self.expr(ctx, kind, MAX_EXPR_DEPTH)
+        dtype = want.dtype if not floating or rng.random() < 0.85 else self.I
         kind = Kind("array", dtype, shape) if shape else Kind("npscalar", dtype)
-        return self.expr(ctx, kind, min(depth + 1, MAX_EXPR_DEPTH))
+        e = self.expr(ctx, kind, min(depth + 1, MAX_EXPR_DEPTH))
+        if dtype != want.dtype and not e.cat.startswith("py") and np.result_type(want.dtype, dtype) != want.dtype:
+            if inplace:
+                self.note("mix:inplace_int_into_float")
+            elif kind.cat == "array":
+                self.note("mix:astype")
+                e = E(f"{e.wrap()}.astype({self.dtype_code(want.dtype)})", "array")
+            else:
+                self.note("mix:scalar_cast")
+                e = E(self.cast_scalar(ctx, e.code, want.dtype), "npscalar")
+        return e
 
     def binop(self, ctx, want, depth):
         left = self.expr(ctx, want, depth + 1)
-        ops = ["+", "-", "*", "/"] if want.dtype == "f" else ["+", "-", "^", "&", "|", ">>", "%", "//"]
-        op = self.rng.choices(ops, [4, 3, 2, 1] if want.dtype == "f" else [3, 3, 1, 1, 1, 1, 1, 1])[0]
+        ops = ["+", "-", "*", "/"] if want.floating else ["+", "-", "^", "&", "|", ">>", "%", "//"]
+        op = self.rng.choices(ops, [4, 3, 2, 1] if want.floating else [3, 3, 1, 1, 1, 1, 1, 1])[0]
         right = self.operand(ctx, want, op, depth + 1)
         cat = want.cat if want.cat == "array" and want.shape else \
             left.cat if left.cat.startswith("py") and right.cat.startswith("py") else "npscalar"
         if cat.startswith("py"):
-            cat = "pyfloat" if want.dtype == "f" or op == "/" else "pyint"
+            cat = "pyfloat" if want.floating or op == "/" else "pyint"
         self.note(f"expr:{op}")
         return E(f"{left.wrap()} {op} {right.wrap()}", cat, False)
 
     def unary(self, ctx, want, depth):
         inner = self.expr(ctx, want, depth + 1)
         cat = "array" if want.shape else "npscalar"
-        if want.dtype == "i":
+        if not want.floating:
             if self.rng.random() < 0.5:
-                return E(f"np.abs({inner.code})", cat)
+                return E(f"np.abs({self.numpy_arg(ctx, inner, want.dtype)})", cat)
             return E(f"-{inner.wrap()}", inner.cat, False)
         fn = self.rng.choice(["tanh", "sin", "abs", "exp", "maximum"])
         self.note(f"expr:np.{fn}")
+        code = self.numpy_arg(ctx, inner, want.dtype)
         if fn == "exp":
-            return E(f"np.exp(np.tanh({inner.code}))", cat)
+            return E(f"np.exp(np.tanh({code}))", cat)
         if fn == "maximum":
-            return E(f"np.maximum({inner.code}, {self.operand(ctx, want, '+', depth + 1).code})", cat)
-        return E(f"np.{fn}({inner.code})", cat)
+            return E(f"np.maximum({code}, {self.operand(ctx, want, '+', depth + 1).code})", cat)
+        return E(f"np.{fn}({code})", cat)
 
     def where(self, ctx, want, depth):
-        test = self.operand(ctx, Kind("array", "f", want.shape), "+", depth + 1)
+        test = self.operand(ctx, Kind("array", self.F, want.shape), "+", depth + 1)
         x = self.expr(ctx, want, depth + 1)
         y = self.operand(ctx, want, "+", depth + 1)
         self.note("expr:np.where")
-        return E(f"np.where({test.wrap()} > {self.rng.choice(THRESHOLDS)}, {x.code}, {y.code})", "array")
+        # np.where of two Python numbers makes float64 / int64; one takes the other's dtype (NEP 50)
+        code = self.numpy_arg(ctx, x, want.dtype) if y.cat.startswith("py") else x.code
+        return E(f"np.where({test.wrap()} > {self.rng.choice(THRESHOLDS)}, {code}, {y.code})", "array")
 
     def ifexp(self, ctx, want, depth):
         cond, traced = self.cond(ctx, 1)
         x, y = self.expr(ctx, want, depth + 1), self.expr(ctx, want, depth + 1)
         self.note("ifexp_traced" if traced else "ifexp_python")
-        cat = x.cat if x.cat == y.cat else "npscalar"
-        return E(f"({x.code} if {cond} else {y.code})", cat)
+        if x.cat == y.cat:
+            return E(f"({x.code} if {cond} else {y.code})", x.cat)
+        x, y = self.numpy_arg(ctx, x, want.dtype), self.numpy_arg(ctx, y, want.dtype)
+        return E(f"({x} if {cond} else {y})", "npscalar")
 
     def call_options(self, ctx, want):
         """Calls of nested functions that return a value of want's kind."""
         if ctx.fn != "f":
             return []
-        funcs = [f for f in ctx.funcs if f.ret and f.ret.dtype == want.dtype and f.ret.shape == want.shape
-                 and (f.ret.cat == "array") == (want.cat == "array")]
+        funcs = [f for f in ctx.funcs
+                 if f.ret and fits(f.ret, want) and (f.ret.cat == "array") == (want.cat == "array")]
         if not funcs:
             return []
 
         def call():
             func = self.rng.choice(funcs)
             self.note("call_nested", "call_nested_in_expression")
-            return E(f"{func.name}({self.call_args(ctx, func.params)})", "npscalar" if not want.shape else "array")
+            cat = func.ret.cat if func.ret.python else "npscalar" if not want.shape else "array"
+            return E(f"{func.name}({self.call_args(ctx, func.params)})", cat)
         return [(1, call)]
 
     # ---- conditions ----------------------------------------------------------------------------
@@ -894,11 +1083,12 @@ class _Generator:
         atoms = self.traced_atoms(ctx)
         if pythons and (not atoms or rng.random() < 0.3):
             name = self.variable(ctx, pythons).code
-            if ctx.scope[name].kind.dtype == "i" and rng.random() < 0.3:
+            floating = ctx.scope[name].kind.floating
+            if not floating and rng.random() < 0.3:
                 code = f"{name} % 2 == 0"
             else:
                 cmp = rng.choice([">", "<"])
-                code = f"{name} {cmp} {rng.choice(INTS if ctx.scope[name].kind.dtype == 'i' else THRESHOLDS)}"
+                code = f"{name} {cmp} {rng.choice(THRESHOLDS if floating else INTS)}"
         elif atoms:
             code = rng.choice(atoms)()
         else:
@@ -907,13 +1097,13 @@ class _Generator:
 
     def traced_atoms(self, ctx):
         rng = self.rng
-        arrays = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape and k.dtype == "f")
+        arrays = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape and k.floating)
         vectors = self.vars_of(ctx, lambda k: k.cat == "array" and len(k.shape) == 1)
         scalars = self.vars_of(ctx, lambda k: k.shape == () and not k.python)
         cmp = lambda: rng.choice([">", "<"])  # noqa: E731
         atoms = []
         if arrays:
-            atoms += [lambda: f"{self.reduction(ctx, arrays, 'f').code} {cmp()} {rng.choice(THRESHOLDS)}",
+            atoms += [lambda: f"{self.reduction(ctx, arrays, None).code} {cmp()} {rng.choice(THRESHOLDS)}",
                       lambda: f"({rng.choice(arrays)} {cmp()} {rng.choice(THRESHOLDS)}).{rng.choice(['any', 'all'])}()",
                       lambda: f"{rng.choice(arrays)}.max() > {rng.choice(arrays)}.min()"]
         if vectors:

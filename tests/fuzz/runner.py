@@ -43,7 +43,13 @@ CATEGORIES = ["match", "numpy_error", "clear_error", "miscompile", "mismatch", "
 REFUSALS = (cf.TracingError, cf.UnsupportedError, cf.ConcretizationError)
 FAILURES = {"miscompile", "mismatch", "error_mismatch", "internal", "timeout"}
 TIMEOUT = 60.0
-RTOL = ATOL = 1e-12
+# How close cofactor's floats must be to NumPy's, by the dtype they have: (rtol, atol). The compiled
+# program may round differently from NumPy (another summation order, XLA's own tanh / sin / exp,
+# a multiply and add fused), a few units in the last place per operation, which the following
+# operations carry on and cancellations make large next to the result. float64 leaves room for
+# that; float32's unit in the last place is 2**-23 (1.2e-7), so it needs a tolerance of its own.
+# Dtypes are compared exactly.
+TOLERANCE = {np.dtype(np.float64): (1e-12, 1e-12), np.dtype(np.float32): (1e-5, 1e-5)}
 
 
 @dataclass
@@ -239,7 +245,8 @@ def compare(want, got, path="result"):
     if w.shape != g.shape:
         return f"{path}: shape {g.shape}, want {w.shape}"
     if w.dtype.kind in "fc":
-        same = np.allclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+        rtol, atol = TOLERANCE.get(np.finfo(w.dtype).dtype, TOLERANCE[np.dtype(np.float64)])
+        same = np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
     else:
         same = np.array_equal(g, w)
     return None if same else f"{path}: got {_show(g)}, want {_show(w)}"

@@ -57,8 +57,8 @@ def shrink(program, check, outcome, on_progress=None, budget=600.0):
 def _valid(tree):
     """Whether a candidate still ends f with its return (without it, a traced early return
     falling through to None is what most candidates would show, whatever the original failure)
-    and still fills each ``x = np.empty_like(...)`` right away (uninitialized memory differs
-    without a bug)."""
+    and still fills each ``x = np.empty_like(...)`` or ``np.empty(...)`` right away (uninitialized
+    memory differs without a bug)."""
     if not isinstance(_function_f(tree).body[-1], ast.Return):
         return False
     for node in ast.walk(tree):
@@ -67,7 +67,7 @@ def _valid(tree):
             if not isinstance(statements, list):
                 continue
             for i, statement in enumerate(statements):
-                if isinstance(statement, ast.Assign) and "empty_like" in ast.unparse(statement.value):
+                if isinstance(statement, ast.Assign) and "np.empty" in ast.unparse(statement.value):
                     target = ast.unparse(statement.targets[0])
                     following = statements[i + 1] if i + 1 < len(statements) else None
                     fills = isinstance(following, ast.Assign) and ast.unparse(following.targets[0]) == f"{target}[...]"
