@@ -540,3 +540,14 @@ def test_a_view_of_itself_under_traced_ifs_in_an_unrolled_loop_stops_doubling():
     _check("view_of_itself_3_taken", f, [np.arange(12.0).reshape(3, 4) + 3, 3])
     with pytest.raises(cf.TracingError, match=r"4 deep .*copy it.*\n.*m\[1:\] = i"):
         cf.jit(f)(np.ones((3, 4)), 8)   # was minutes of XLA compile
+
+
+def test_conditional_expression_arms_of_different_dtypes_are_an_error():
+    def f(b):
+        return np.zeros(3) if b.mean() < 0.0 else np.arange(3)   # NumPy: float64 or int64
+    with pytest.raises(cf.TracingError, match="dtypes float64 and int64"):
+        cf.jit(f)(np.ones(3))
+
+    def g(a):
+        return a * 2 if a.sum() > 0 else 0.0     # a Python number takes the array's dtype
+    _check("weak_arm", g, [np.array([0.5, -1.25, 2.0], dtype=np.float32)])

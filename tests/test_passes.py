@@ -114,6 +114,15 @@ def test_broadcast_reduce_xor_in_a_loop(optimize):
     assert int(np.asarray(k)) == _xor_loop(None)[0] == 5  # broadcast_reduce made it 6
 
 
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_abs_of_an_integer_xor_or_or_keeps_the_abs(optimize):
+    c = np.array([-6, 6, -8, -1, -5], dtype=np.int64)
+    for fn in (lambda c: np.abs(c ^ 7), lambda c: np.abs(c | 1), lambda c: np.abs(c.astype(np.int32) ^ c.max())):
+        got = np.asarray(cf.jit(fn, optimize=optimize)(c))
+        np.testing.assert_array_equal(got, fn(c))  # abs_positive_simplify dropped the abs
+        assert got.dtype == fn(c).dtype
+
+
 # The worker's lifetime.
 
 def _slow_module(steps=600):

@@ -282,9 +282,12 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     layout = Layout(bindings, states[0], bindings.start, adoptable)
     try:
         layout.fit_joined(states)
+        joined = True
     except TracingError:
         if not broadcast:
             raise
+        joined = False
+    if not joined:  # outside the handler: an error here is not "during" the first
         layout.nodes = [[_broadcast_value(states[0][0], states[1][0], line)]]
     originals = {key: a._value for arm in arms for key, (a, _) in arm[3].items()}  # restored by _run_arm
     written = {key: a for arm in arms for key, (a, _) in arm[3].items()}
@@ -333,10 +336,18 @@ def _broadcast_value(a, b, line) -> Number:
     """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
     (the identity of either arm is not kept)."""
     def number(x):
-        t = x.type if isinstance(x, TracedArray) else TensorType(np.shape(x), np.asarray(x).dtype)
-        return Number(t, None, broadcast=True)
+        if isinstance(x, TracedArray):
+            return Number(x.type, x.weak, broadcast=True)
+        weak = type(x) if type(x) in (int, float, complex) else None  # a Python number takes the other's dtype
+        return Number(TensorType(np.shape(x), np.asarray(x).dtype), weak, broadcast=True)
+    a, b = number(a), number(b)
+    if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
+        raise located(TracingError(
+            f"the two arms of the conditional expression at line {line} have dtypes {a.type.dtype} and "
+            f"{b.type.dtype}: NumPy's result has the dtype of the arm taken, which is known only at run time "
+            f"(give both arms one dtype, e.g. with .astype)"))
     try:
-        return _wider(number(a), number(b))
+        return _wider(a, b)
     except LayoutError as e:
         raise located(TracingError(f"{IFEXP} has shapes that do not broadcast after the two arms of the "
                                    f"conditional expression at line {line}: {e}")) from None

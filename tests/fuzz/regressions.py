@@ -225,3 +225,23 @@ def python_number_joins_a_mirrored_choice(b, t):
         while k < 2 and t < 0.0:
             k += 1
     return z
+
+
+@regression(np.array([1.0, 2.0, 3.0]))
+def zero_d_array_or_python_constant(a):
+    r = np.zeros(())
+    if (a < -0.5).all():
+        r = 0.25                # not taken: r stays the 0-d array
+    return r
+
+
+@regression(np.float32(0.91))
+def python_float_or_float32_scalar(s):
+    if s > 2.0:
+        return s
+    return 0.1                  # NEP 50: the variable is float32, so 0.1 comes back as float32(0.1)
+
+
+@regression(np.array([-6, 6, -8, -1, -5]))
+def abs_of_integer_xor(c):
+    return np.abs(c ^ 7), np.abs(c | 1)     # optimize="auto" dropped the abs (abs_positive_simplify)
