@@ -551,3 +551,22 @@ def test_conditional_expression_arms_of_different_dtypes_are_an_error():
     def g(a):
         return a * 2 if a.sum() > 0 else 0.0     # a Python number takes the array's dtype
     _check("weak_arm", g, [np.array([0.5, -1.25, 2.0], dtype=np.float32)])
+
+
+def numpy_scalar_casts(a):
+    s = np.float32(a.sum())     # a float32 scalar: a value, rebound by +=
+    t = np.int64(a[0] * 10)
+    u = np.float32(a)           # of an array: an array
+    b = np.bool_(a[1] > 0)
+    h = np.uint32(0)
+    for v in range(3):
+        h = (h ^ np.uint32(t + v)) * np.uint32(16777619)
+    v = np.float64(a[0])
+    a[0] = 100                  # v keeps the old value
+    s += 1
+    return s, t, u, b, h, v, np.float64(3), np.float32()
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # NumPy's uint32 product wraps, as XLA's does
+def test_numpy_scalar_types_cast_traced_values():
+    _check("numpy_scalar_casts", numpy_scalar_casts, [np.linspace(-1, 1, 6)])

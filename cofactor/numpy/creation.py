@@ -209,6 +209,22 @@ def ascontiguousarray(a, dtype=None, *, like=None):
     return array(a, dtype, copy=None, order="C", ndmin=1)
 
 
+def _scalar_type(scalar_type):
+    """``np.float32(x)`` and the like: a traced ``x`` is cast (a NumPy scalar when 0-d, an array
+    otherwise, as NumPy gives); anything else goes to the type itself."""
+    def construct(x=0, *args, **kwargs):
+        if not isinstance(x, TracedArray) or args or kwargs:
+            return scalar_type(x, *args, **kwargs)
+        result = astype(x, scalar_type)
+        return TracedArray(result.value, scalar=True) if result.ndim == 0 else result
+    return construct
+
+
+for _type in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+              np.float16, np.float32, np.float64, np.complex64, np.complex128):
+    constructs(_type)(_scalar_type(_type))
+
+
 @constructs(np.copy)
 def copy_constructor(a, order="K", subok=False):
     return array(a)
