@@ -123,6 +123,37 @@ def test_abs_of_an_integer_xor_or_or_keeps_the_abs(optimize):
         assert got.dtype == fn(c).dtype
 
 
+def _row_into_filled(x):
+    y = np.full((3, 4), 2.0)
+    y[0] = x
+    return y.sum(), y.sum(axis=1), y
+
+
+def _padded_sum(x):
+    p = np.pad(x, ((0, 2), (0, 0)), constant_values=2.0)
+    return p.sum(), p.sum(axis=1)
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_reduce_of_a_pad_counts_every_padded_element(optimize):
+    x = np.arange(4.0)
+    for fn, arg in ((_row_into_filled, x), (_padded_sum, x.reshape(1, 4))):
+        for got, want in zip(cf.jit(fn, optimize=optimize)(arg), fn(arg)):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)  # reduce_pad: sum 10, not 22
+
+
+def _floor_div_of_a_constant(x):
+    a = np.zeros(3) - 1.0
+    return a // 0.5, a % 0.5, np.fmod(a, 0.5) != 0, x
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_floor_division_of_a_folded_constant(optimize):
+    x = np.arange(3.0)
+    for got, want in zip(cf.jit(_floor_div_of_a_constant, optimize=optimize)(x), _floor_div_of_a_constant(x)):
+        np.testing.assert_array_equal(np.asarray(got), want)  # compare_op_canon: -3, not -2 (-0.0 < 0)
+
+
 # The worker's lifetime.
 
 def _slow_module(steps=600):
