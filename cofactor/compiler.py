@@ -71,7 +71,7 @@ def optimize_mlir(text: str, optimize=True, differentiate=False) -> str:
 
 
 def _first_error(e: CompilationError) -> str:
-    lines = [line for line in e.diagnostic.splitlines() if "error:" in line] or e.diagnostic.splitlines() or [str(e)]
+    lines = [line for line in e.diagnostic.splitlines() if "error:" in line] or e.diagnostic.splitlines() or str(e).splitlines()
     return lines[0].strip()
 
 
@@ -182,6 +182,8 @@ class Compiled:
         and hurt others (pipelines.TRIED_BY_AUTO), when it differs; None otherwise.  A function
         with cf.print is not tried twice (it would print)."""
         raw = self.raw_mlir
+        if self.mlir == raw:
+            return None  # the curated pipeline failed: the rival would fail, or run as long, too
         if "cofactor_print" in raw or "stablehlo.while" not in raw or "dynamic_update_slice" not in raw:
             return None  # cf.print would print twice; the loop rewrites need a loop updating slices
         try:

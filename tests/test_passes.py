@@ -296,6 +296,18 @@ def test_interrupted_request_kills_the_worker_and_the_next_gets_its_own_reply():
     assert "tensor<7xf32>" in out and "tensor<32xf64>" not in out
 
 
+def test_a_pipeline_past_the_time_limit_fails_and_the_worker_is_replaced(monkeypatch):
+    monkeypatch.setattr(runner, "TIME_LIMIT", 0.5)
+    runner.run(IDENTITY, "curated")
+    first = runner._worker.process.pid
+    started = time.monotonic()
+    with pytest.raises(cf.CompilationError, match="ran past cofactor's limit of 0.5 s"):
+        runner.run(_slow_module(), "upstream")  # 10-20 s of work
+    assert time.monotonic() - started < 5
+    assert _gone_within(first, 3)
+    assert "tensor<f64>" in runner.run(IDENTITY, "curated")  # a new worker, with its own reply
+
+
 # Ctrl-C in a terminal signals the whole process group, the worker too; a program that carries on
 # after it keeps its worker (which ignores SIGINT: an interrupted request is the runner's to clean up).
 _CARRIES_ON_AFTER_CTRL_C = """

@@ -3,7 +3,8 @@
 A crash of the worker becomes a ``CompilationError`` carrying what the worker
 printed to stderr (where MLIR parse errors and LLVM aborts go); the next
 request starts a fresh worker.  So does an interrupted request (Ctrl-C while a
-pipeline runs): the worker is killed, not left to send a reply the next request
+pipeline runs) and one past ``TIME_LIMIT`` (a rewrite that does not terminate on
+some program): the worker is killed, not left to send a reply the next request
 would read.
 
 The worker exits when this process dies (worker.py); for Linux's parent-death
@@ -19,6 +20,7 @@ import importlib.metadata
 import os
 import queue
 import re
+import select
 import subprocess
 import sys
 import tempfile
@@ -31,6 +33,11 @@ from . import worker as _protocol
 
 # MLIR prints source locations; cofactor's are all unknown, so they are noise.
 _LOCATION = re.compile(r' loc\((?:[^()"]|"[^"]*"|\([^()]*\))*\)|^#loc.*\n', re.MULTILINE)
+
+# Seconds a pipeline may run on one module before it counts as failed (the function is then compiled
+# without it): the pipelines take well under a second on ordinary functions, a few seconds on huge
+# unrolled ones, and some patterns loop forever on a few programs.
+TIME_LIMIT = 30.0
 
 _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
@@ -63,6 +70,10 @@ class _Spawner:
             raise
 
 
+class _TimedOut(Exception):
+    """No reply within the time limit (not an OSError: those mean the worker died)."""
+
+
 class _Worker:
     def __init__(self):
         self.log = tempfile.TemporaryFile()
@@ -81,12 +92,16 @@ class _Worker:
         self.log.seek(offset)
         return self.log.read().decode(errors="replace").strip()
 
-    def call(self, request):
+    def call(self, request, seconds: float):
+        """The worker's reply to ``request`` (None if it died), its stderr and exit code; raises
+        _TimedOut when no reply comes within ``seconds``."""
         offset = self.log.seek(0, os.SEEK_END)
         try:
             if not self._ready:
                 self._ready = _protocol.read_message(self.replies) is not None
             _protocol.write_message(self.requests, request)
+            if not select.select([self.replies], [], [], seconds)[0]:
+                raise _TimedOut
             reply = _protocol.read_message(self.replies)
         except (BrokenPipeError, OSError):
             reply = None
@@ -179,10 +194,13 @@ def _run_in_worker(text: str, kind: str, differentiate: bool) -> str:
     start()
     with _lock:
         try:
-            reply, stderr, returncode = _worker.call((text, kind, differentiate))
-        except BaseException:  # KeyboardInterrupt: where the exchange stopped is unknown
+            reply, stderr, returncode = _worker.call((text, kind, differentiate), TIME_LIMIT)
+        except BaseException as e:  # KeyboardInterrupt, _TimedOut: where the exchange stopped is unknown
             _worker.kill()
             _worker = None
+            if isinstance(e, _TimedOut):
+                raise CompilationError(f"the Enzyme-JAX {kind!r} pipeline ran past cofactor's limit of "
+                                       f"{TIME_LIMIT:g} s on this function", diagnostic="", mlir=text) from None
             raise
         if reply is None:
             _worker.close()
