@@ -134,12 +134,27 @@ def _padded_sum(x):
     return p.sum(), p.sum(axis=1)
 
 
+def _padded_prod(b):
+    p = np.pad(b, ((1, 1), (0, 0)), constant_values=2.0)
+    return p.prod(), p.prod(axis=1)  # reduce_pad: 96, not 6144
+
+
+def _mean_of_splat_then_update(m):
+    m[...] = 2.0
+    m[0, 3] = -1.0  # an update into a splat: a pad of the update, through dus_to_dynamic_pad
+    return m.mean()  # reduce_pad: 0.75, not 1.75
+
+
 @pytest.mark.parametrize("optimize", ["auto", True])
 def test_reduce_of_a_pad_counts_every_padded_element(optimize):
     x = np.arange(4.0)
-    for fn, arg in ((_row_into_filled, x), (_padded_sum, x.reshape(1, 4))):
+    for fn, arg in ((_row_into_filled, x), (_padded_sum, x.reshape(1, 4)), (_padded_prod, x.reshape(1, 4) + 1)):
         for got, want in zip(cf.jit(fn, optimize=optimize)(arg), fn(arg)):
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)  # reduce_pad: sum 10, not 22
+    m, expected = np.arange(12.0).reshape(3, 4), np.arange(12.0).reshape(3, 4)
+    assert float(np.asarray(cf.jit(_mean_of_splat_then_update, optimize=optimize)(m))) == \
+        _mean_of_splat_then_update(expected) == 1.75
+    np.testing.assert_array_equal(m, expected)
 
 
 def _floor_div_of_a_constant(x):

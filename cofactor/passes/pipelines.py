@@ -59,15 +59,19 @@ EXCLUDED_PATTERNS = {
     # saves is one abs of a value already non-negative: no benchmark program changes (benchmarks/programs.py
     # has one abs, of x * x - a, which it cannot prove non-negative).
     "abs_positive_simplify": "wrong answers: np.abs(c ^ 7) on negative ints keeps the sign (see above)",
-    # Wrong in general (enzyme-ad 0.0.16): for reduce(pad(x, v)) with a nonzero pad value v it adds v once
-    # per padded row instead of once per padded element.  With dus_to_dynamic_pad, clamp_const_prop and
-    # dynamic_pad_to_pad (an update of a constant-filled array becomes a pad of the update):
-    # y = np.full((3, 4), 2.0); y[0] = x; y.sum() gives sum(x) + 4, not sum(x) + 16, and y.sum(axis=1)
-    # gives 2, not 8, for the padded rows; np.pad(x, ((0, 2), (0, 0)), constant_values=2.0).sum() likewise
-    # (optimize="upstream" too, for y.sum(axis=1); found by the fuzzer: seeds 10638, 11081, 11480 of the
-    # old generator).
-    # No benchmark program changes: excluding it leaves the optimized MLIR of every program in
-    # benchmarks/programs.py (--quick and full sizes) unchanged.
+    # Wrong in general (enzyme-ad 0.0.16, ReducePad in EnzymeHLOOpt.cpp): reduce(pad(x, p)) becomes
+    # reduce(x) combined with p once per padding element, but it counts the padding elements as the
+    # *sum* over the reduced dimensions of each one's padding (lo + hi + interior), not the size of
+    # the padded region, so a sum (prod) over two or more dimensions adds p (multiplies by p) too few
+    # times; and padding in a dimension that is not reduced is put back as p itself instead of the
+    # reduction of a padded row.  It needs no np.pad: with dus_to_dynamic_pad, clamp_const_prop and
+    # dynamic_pad_to_pad an update into a constant-filled array becomes a pad of the update:
+    # y = np.full((3, 4), 2.0); y[0] = x; y.sum() gives sum(x) + 4, not + 16, and y.sum(axis=1) gives 2,
+    # not 8, for the filled rows; np.pad(b, ((1, 1), (0, 0)), constant_values=2.0).prod() gives 96, not
+    # 6144 (optimize="upstream" too, where no other pattern rewrites the update first; found by the fuzzer:
+    # seeds 1986, 3427, 3693 and 10638, 11081, 11480 of the old generator, each right with reduce_pad
+    # alone excluded).  No benchmark program changes: excluding it leaves the optimized MLIR of every
+    # program in benchmarks/programs.py (curated and curated+loops, --quick and full sizes) byte for byte.
     "reduce_pad": "wrong answers: np.pad(x, ((0, 2), (0, 0)), constant_values=2.0).sum() adds 2 per padded "
                   "row, not per padded element (see above)",
     # Wrong in general (enzyme-ad 0.0.16): it folds float compares of constants as if -0.0 were below 0.0:

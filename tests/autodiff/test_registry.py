@@ -220,6 +220,28 @@ def merged(*tables) -> dict:
     return out
 
 
+# NumPy's scalar types called on traced values (named functions: calls are routed through cofactor's
+# constructors only in code whose source it converts, which a lambda inside this table is not).
+def _float64_scalar(a):
+    return np.float64(a.sum()) * a
+
+
+def _float32_array(a):
+    return np.float32(a)
+
+
+def _float16_scalar(a):
+    return np.float16(a[0, 0]).astype(np.float64) * a  # only the scalar rounded to float16
+
+
+def _complex128_real(a):
+    return np.complex128(a).real
+
+
+def _complex64_real(a):
+    return np.complex64(a).real
+
+
 CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "numpy.power": [case(np.power, x(kind="pos", seed=1), x(kind="any", seed=2)),
                     case(lambda a: np.power(a, 3), x())],
@@ -239,6 +261,11 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "ndarray.__setitem__": [case(mutated(_setitem), x(), x(2, seed=1))],
     "ndarray.astype": [case(lambda a: a.astype(np.float32), x(), rtol=1e-4, atol=1e-4, eps=1e-2),
                        case(lambda a: a.astype(np.complex128).real, x())],
+    "numpy.float64": [case(_float64_scalar, x())],
+    "numpy.float32": [case(_float32_array, x(), rtol=1e-4, atol=1e-4, eps=1e-2)],
+    "numpy.float16": [case(_float16_scalar, x(), rtol=2e-2, atol=2e-2, eps=0.5)],
+    "numpy.complex128": [case(_complex128_real, x())],
+    "numpy.complex64": [case(_complex64_real, x(), rtol=1e-4, atol=1e-4, eps=1e-2)],
     "ndarray.conj": [case(lambda a, b: parts((a + 1j * b).conj()), x(seed=1), x(seed=2))],
     "ndarray.conjugate": [case(lambda a: a.conjugate(), x())],
     "ndarray.copy": [case(lambda a: a.copy(), x())],
@@ -489,6 +516,8 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         "random_sample", "ranf", "sample", "seed", "shuffle", "standard_exponential", "standard_normal",
         "uniform")},
     "numpy.empty_like": "its values are unspecified (NumPy returns uninitialized memory)",
+    **{f"numpy.{name}": _INTEGER_OR_BOOLEAN for name in (
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
 }
 
 
