@@ -47,10 +47,13 @@ def main(argv=None):
 
     start = time.perf_counter()
     outcomes = {}
-    for (_, seed, _), outcome in runner.run_tasks([("check", s, optimize) for s in seeds], args.jobs, args.timeout):
-        outcomes[seed] = outcome
-        if len(outcomes) % 100 == 0:
-            print(f"  {len(outcomes)}/{args.count} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    try:
+        for (_, seed, _), outcome in runner.run_tasks([("check", s, optimize) for s in seeds], args.jobs, args.timeout):
+            outcomes[seed] = outcome
+            if len(outcomes) % 100 == 0:
+                print(f"  {len(outcomes)}/{args.count} programs, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C: report the programs that finished
+        print(f"  interrupted: {len(outcomes)} of {args.count} programs finished", file=sys.stderr)
     elapsed = time.perf_counter() - start
 
     failures = sorted(seed for seed, outcome in outcomes.items() if outcome.failed)
