@@ -289,9 +289,6 @@ class _alarm:
 
 # ---- many programs in worker processes ------------------------------------------------------------
 
-RECYCLE = 300  # programs a worker process runs before a fresh one replaces it
-
-
 def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
     """Yield (task, Outcome) for tasks ("check" | "shrink", seed, optimize) as they finish, each run
     in one of ``jobs`` worker processes (each imports cofactor once). A worker that does not answer
@@ -299,7 +296,7 @@ def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
     shrink keeps the smallest failing program it had reported."""
     context = multiprocessing.get_context("spawn")   # never fork a process that runs XLA
     pending = list(reversed(tasks))
-    idle, busy, served = [], {}, {}
+    idle, busy = [], {}
 
     def start():
         parent, child = context.Pipe()
@@ -331,12 +328,7 @@ def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
                     busy[conn][3] = payload
                     continue
                 del busy[conn]
-                served[process.pid] = served.get(process.pid, 0) + 1
-                if served[process.pid] < RECYCLE:
-                    idle.append((conn, process))
-                else:  # a fresh process: each program compiled leaves memory behind in XLA and in caches
-                    conn.send(None)
-                    idle.append(start())
+                idle.append((conn, process))
                 yield task, payload
             now = time.monotonic()
             for conn, (process, task, started, progress) in list(busy.items()):
