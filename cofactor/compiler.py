@@ -56,18 +56,23 @@ def _pipeline_kind(optimize) -> str:
 def optimize_mlir(text: str, optimize=True, differentiate=False) -> str:
     """Run the optimization pipeline (with Enzyme's AD pass when ``differentiate``, for modules
     holding enzyme ops); if it fails, warn and fall back to no optimization (AD only)."""
+    return _optimized(text, optimize, differentiate)[0]
+
+
+def _optimized(text: str, optimize, differentiate) -> tuple[str, bool]:
+    """``optimize_mlir``'s program, and whether the pipeline failed (so it was not applied)."""
     kind = _pipeline_kind(optimize)
     if kind == "none" and not differentiate:
-        return text
+        return text, False
     try:
-        return runner.run(text, kind, differentiate)
+        return runner.run(text, kind, differentiate), False
     except CompilationError as e:
         if kind == "none":
             raise
         warnings.warn(f"cofactor: the {kind} optimization pipeline failed, so this function is compiled "
                       f"without it. {_first_error(e)}",
                       OptimizationWarning, stacklevel=4)
-        return runner.run(text, "none", True) if differentiate else text
+        return (runner.run(text, "none", True) if differentiate else text), True
 
 
 def _first_error(e: CompilationError) -> str:
@@ -163,8 +168,9 @@ class Compiled:
                                                                                 op_budget))
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
-        self.mlir = optimize_mlir(self.raw_mlir, optimize, differentiates(self.raw_mlir))
-        rival_mlir = self._rival_mlir() if optimize == "auto" else None
+        self.mlir, failed = _optimized(self.raw_mlir, optimize, differentiates(self.raw_mlir))
+        # After a failed curated pipeline the rival would fail, or run as long, too.
+        rival_mlir = self._rival_mlir() if optimize == "auto" and not failed else None
         optimized = time.perf_counter()
         self.executable, self._rival = self._compile(rival_mlir)
         self._trial = threading.Lock()
@@ -182,8 +188,6 @@ class Compiled:
         and hurt others (pipelines.TRIED_BY_AUTO), when it differs; None otherwise.  A function
         with cf.print is not tried twice (it would print)."""
         raw = self.raw_mlir
-        if self.mlir == raw:
-            return None  # the curated pipeline failed: the rival would fail, or run as long, too
         if "cofactor_print" in raw or "stablehlo.while" not in raw or "dynamic_update_slice" not in raw:
             return None  # cf.print would print twice; the loop rewrites need a loop updating slices
         try:

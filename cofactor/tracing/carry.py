@@ -76,12 +76,12 @@ def is_number(x) -> bool:
     return isinstance(x, (*_PYTHON_NUMBERS, np.generic)) or isinstance(x, TracedArray) and x.scalar
 
 
-def _number_type(x):
-    """(TensorType, weak Python type) of a number."""
+def number_type(x):
+    """(TensorType, weak Python type) of a number (or of an array, for a broadcast Number)."""
     if isinstance(x, TracedArray):
         return x.type, x.weak
     weak = type(x) if type(x) in (int, float, complex) else None
-    return TensorType((), np.asarray(x).dtype), weak
+    return TensorType(np.shape(x), np.asarray(x).dtype), weak
 
 
 def _number_value(x, t: TensorType) -> Value:
@@ -272,7 +272,7 @@ class Number(Node):
     def fit(self, x, f):
         if not is_number(x) and not (self.broadcast and isinstance(x, TracedArray)):
             return False
-        t, weak = _number_type(x)
+        t, weak = number_type(x)
         shape = self.type.shape
         if t.shape != shape:
             try:
@@ -466,7 +466,7 @@ def export(x, start: int, memo: dict) -> Node:
     if not isinstance(x, TracedArray):
         return Static(x)  # a Python object, or a number known now: it stays Python while it is the same
     if x.scalar:
-        return Number(*_number_type(x))
+        return Number(*number_type(x))
     if x.serial < start:
         node = Pre(x)
     elif isinstance(x, Either):
@@ -577,6 +577,6 @@ def _adopted(node: Node, adoptable) -> Node:
 def as_number(node: Node) -> Node:
     """A number known at trace time that must become a traced one."""
     if isinstance(node, Static) and is_number(node.value):
-        return Number(*_number_type(node.value))
+        return Number(*number_type(node.value))
     return node
 

@@ -27,12 +27,11 @@ import numpy as np
 from ..errors import TracingError, located, origin
 from ..ir import ops
 from ..ir.core import Block, current_block, insertion_point
-from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import context
 from .array import Journal, TracedArray, make_stale, serial_now
 from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number,
-                    choose_mirrors, expect_made, export, is_number, is_unset, join, shared_owners)
+                    choose_mirrors, expect_made, export, is_number, is_unset, join, number_type, shared_owners)
 from .heap import Heap, Scope
 
 # Names the source conversion gives a function's pending return value: a branch that has not
@@ -335,12 +334,7 @@ def _mark_undefined(layout: Layout, final, where):
 def _broadcast_value(a, b, line) -> Number:
     """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
     (the identity of either arm is not kept)."""
-    def number(x):
-        if isinstance(x, TracedArray):
-            return Number(x.type, x.weak, broadcast=True)
-        weak = type(x) if type(x) in (int, float, complex) else None  # a Python number takes the other's dtype
-        return Number(TensorType(np.shape(x), np.asarray(x).dtype), weak, broadcast=True)
-    a, b = number(a), number(b)
+    a, b = (Number(*number_type(x), broadcast=True) for x in (a, b))  # a Python number is weak
     if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
         raise located(TracingError(
             f"the two arms of the conditional expression at line {line} have dtypes {a.type.dtype} and "
