@@ -122,6 +122,22 @@ def test_identical_functions_in_two_modules_call_their_own_helpers(tmp_path):
         np.testing.assert_array_equal(np.asarray(cf.jit(module.f)(np.ones(2))), np.full(2, k))
 
 
+def test_a_conversion_is_dropped_with_its_function(tmp_path):
+    import gc
+
+    path = tmp_path / "program.py"
+    path.write_text("def f(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    jitted = cf.jit(namespace["f"])
+    np.testing.assert_array_equal(np.asarray(jitted(np.ones(2))), np.full(2, 2.0))
+    conversions = namespace["__cofactor_conversions__"]  # kept in the function's module
+    assert len(conversions) == 1
+    del jitted, namespace["f"]  # a notebook cell redefining f, a fuzzer's throwaway program
+    gc.collect()
+    assert len(conversions) == 0
+
+
 def test_nonlocal_variables_are_the_enclosing_functions():
     def f(x):
         count = 0

@@ -15,6 +15,7 @@ import sysconfig
 import textwrap
 import threading
 import types
+import weakref
 
 from .control import RUNTIME, convert_control_flow
 
@@ -104,22 +105,24 @@ def _compile_factory(fn):
     return namespace[_FACTORY]
 
 
-# code object -> [(globals, factory)]: equal code in two modules (or in a module reloaded with the
-# same text) is converted once per module, so each conversion calls its own module's helpers.
-_factories: dict = {}
+# Conversions live in the module they were made from (as ``warnings`` keeps ``__warningregistry__``
+# there), keyed weakly by code object: equal code in two modules (or in a module reloaded with the
+# same text) is converted once per module, so each conversion calls its own module's helpers; and
+# a conversion is dropped with its function or its module (a notebook redefining a cell's
+# function, a fuzzer executing thousands of programs) instead of living as long as the process.
+_CONVERSIONS = "__cofactor_conversions__"
 _lock = threading.Lock()
 
 
 def _factory(fn):
     """The compiled factory of ``fn`` (None: not convertible), cached per code and module."""
     with _lock:
-        entries = _factories.setdefault(fn.__code__, [])
-        for module_globals, factory in entries:
-            if module_globals is fn.__globals__:
-                return factory
-        factory = _compile_factory(fn)
-        entries.append((fn.__globals__, factory))
-        return factory
+        conversions = fn.__globals__.get(_CONVERSIONS)
+        if not isinstance(conversions, weakref.WeakKeyDictionary):
+            conversions = fn.__globals__[_CONVERSIONS] = weakref.WeakKeyDictionary()
+        if fn.__code__ not in conversions:
+            conversions[fn.__code__] = _compile_factory(fn)
+        return conversions[fn.__code__]
 
 
 def convert(fn, runtime):
