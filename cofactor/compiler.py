@@ -20,6 +20,7 @@ from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, Options
 from .tracing.context import is_tracing
+from .tracing import implicit
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
@@ -133,16 +134,36 @@ def _check_writable(arrays, writebacks):
     host = [a for a in arrays if type(a) is np.ndarray]
     for k, _ in writebacks:
         arg = arrays[k]
-        if type(arg) is ConcreteArray:
-            continue
-        if not isinstance(arg, np.ndarray):
-            raise UnsupportedError(f"the function updates an argument of type {type(arg).__name__} in place; "
-                                   "only NumPy arrays and ConcreteArrays can be updated for the caller")
-        if not arg.flags.writeable:
-            raise ValueError("assignment destination is read-only")
-        if any(other is not arg and np.may_share_memory(arg, other) for other in host):
+        _check_updatable(arg, "an argument")
+        if type(arg) is not ConcreteArray and any(other is not arg and np.may_share_memory(arg, other)
+                                                  for other in host):
             raise UnsupportedError("the function updates an argument in place that shares memory with another "
                                    "argument (a view of it); pass the base array once instead")
+
+
+def _check_updatable(array, what):
+    if type(array) is ConcreteArray:
+        return
+    if not isinstance(array, np.ndarray):
+        raise UnsupportedError(f"the function updates {what} of type {type(array).__name__} in place; "
+                               "only NumPy arrays and ConcreteArrays can be updated for the caller")
+    if not array.flags.writeable:
+        raise ValueError("assignment destination is read-only")
+
+
+def _check_implicit_writable(arrays, fetched, writebacks):
+    """Refuse, before running, a global or cell array the function writes that cannot be
+    written, and one that shares memory with an argument (the trace took them as two arrays)."""
+    for k, _ in writebacks:
+        _check_updatable(fetched[k], "a global or closure variable")
+    host = [a for a in arrays if isinstance(a, np.ndarray)]
+    for k, value in enumerate(fetched):
+        others = host + fetched[k + 1:]
+        if isinstance(value, np.ndarray) and any(isinstance(a, np.ndarray) and a is not value and
+                                                 np.may_share_memory(value, a) for a in others):
+            raise UnsupportedError("the function reads an array through a global or closure variable that shares "
+                                   "memory with another array it reads (a view of it), and writes one of them; "
+                                   "pass the base array alone, as an argument or one global")
 
 
 def _write_back(arg, buffer):
@@ -182,6 +203,7 @@ class Compiled:
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
         self._host_inputs = self.trace.host_inputs
+        self._guards = self.trace.guards
 
     def _rival_mlir(self):
         """optimize="auto": the program from the pipeline with the patterns that help some programs
@@ -244,7 +266,10 @@ class Compiled:
         return not self._writebacks and not self._host_inputs and self._params is None
 
     def call_pure(self, arrays):
-        """The hot path: ConcreteArray arguments only, and an ``is_pure`` function."""
+        """The hot path: ConcreteArray arguments only, and an ``is_pure`` function (raises
+        implicit.StaleCall as ``call_leaves`` does)."""
+        if self._guards:
+            implicit.check(self._guards, arrays)
         if self._rival is not None:
             self._keep_faster([a.buffer for a in arrays])
         outputs = self.executable([a.buffer for a in arrays])
@@ -253,19 +278,29 @@ class Compiled:
         return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])
 
     def call_leaves(self, arrays, args, kwargs):
+        """Run on these arguments (``arrays``: their array leaves); raises implicit.StaleCall when
+        a global or cell the function read is not what it was at the trace."""
         to_buffer = self.executable.to_buffer
+        if self._guards:
+            implicit.check(self._guards, arrays)
         if self._writebacks:
             _check_writable(arrays, self._writebacks)
         params = arrays if self._params is None else [arrays[k] for k in self._params]
         buffers = [to_buffer(x) for x in params]
+        fetched = []
         if self._host_inputs:
             leaves = flatten((args, kwargs))[0]
-            buffers += [to_buffer(h.fetch(leaves)) for h in self._host_inputs]
+            fetched = [h.fetch(leaves) for h in self._host_inputs]
+            if self.trace.implicit_writebacks or self._writebacks:
+                _check_implicit_writable(arrays, fetched, self.trace.implicit_writebacks)
+            buffers += [to_buffer(x) for x in fetched]
         if self._rival is not None:
             self._keep_faster(buffers)
         outputs = self.executable(buffers)
         for k, j in self._writebacks:
             _write_back(arrays[k], outputs[j])
+        for k, j in self.trace.implicit_writebacks:
+            _write_back(fetched[k], outputs[j])
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
@@ -274,7 +309,11 @@ class Compiled:
         if key != self.key:
             raise TypeError(f"this function was compiled for other arguments: {self.key[1]} "
                             f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
-        return self.call_leaves(arrays, args, kwargs)
+        try:
+            return self.call_leaves(arrays, args, kwargs)
+        except implicit.StaleCall as e:
+            raise TypeError(f"this function was compiled for other globals: {e}; compile it again "
+                            "(cf.jit does so by itself)") from None
 
     def xla_hlo(self) -> str:
         return self.executable.hlo_text()
@@ -304,22 +343,30 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if not kwargs:
             try:
-                compiled = self._by_avals.get(tuple([a.aval for a in args]))
+                avals = tuple([a.aval for a in args])
+                compiled = self._by_avals.get(avals)
             except (AttributeError, TypeError):
                 compiled = None
             if compiled is not None:
-                return compiled.call_pure(args)
+                try:
+                    return compiled.call_pure(args)
+                except implicit.StaleCall:
+                    self._by_avals.pop(avals, None)  # compiled anew below
         if is_tracing():  # called from code being traced: it is part of that program
             return converted(self.fn)(*args, **kwargs)
         key, arrays = signature(args, kwargs)
         compiled = self.cache.get(key) or self._compile(key, args, kwargs)
-        return compiled.call_leaves(arrays, args, kwargs)
+        try:
+            return compiled.call_leaves(arrays, args, kwargs)
+        except implicit.StaleCall:  # a global or cell it read changed: compiled again, as if new
+            return self._compile(key, args, kwargs, stale=compiled).call_leaves(arrays, args, kwargs)
 
-    def _compile(self, key, args, kwargs) -> Compiled:
-        """The Compiled for ``key``, made once even when several threads ask at once."""
+    def _compile(self, key, args, kwargs, stale=None) -> Compiled:
+        """The Compiled for ``key``, made once even when several threads ask at once (``stale``:
+        the one to replace)."""
         with self._lock:
             compiled = self.cache.get(key)
-            if compiled is None:
+            if compiled is None or compiled is stale:
                 compiled = self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
                 if not kwargs and all(type(a) is ConcreteArray for a in args) and compiled.is_pure:
                     self._by_avals[tuple(a.aval for a in args)] = compiled

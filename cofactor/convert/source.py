@@ -18,6 +18,7 @@ import types
 import weakref
 
 from .control import RUNTIME, convert_control_flow
+from .outer import OUTER, Outer, route_outer_reads
 
 _FACTORY = "__cofactor_factory__"
 # Calls that must see the caller's own frame.
@@ -71,8 +72,8 @@ def _function_node(fn):
 
 def _free_names(code) -> list:
     """The free variables the factory binds; a function nested in converted code already
-    refers to the runtime, which the factory binds anew."""
-    return [v for v in code.co_freevars if v != RUNTIME]
+    refers to the runtime and its reader of outer names, which the factory binds anew."""
+    return [v for v in code.co_freevars if v not in (RUNTIME, OUTER)]
 
 
 def _compile_factory(fn):
@@ -85,6 +86,7 @@ def _compile_factory(fn):
     if not isinstance(node, ast.Lambda):
         convert_control_flow(node)
     node = _RouteCalls().visit(node)
+    route_outer_reads(node)
     # Default values were evaluated where the function was defined; ``convert`` copies them over,
     # so the factory must not evaluate them again (the names they use may not exist there).
     node.args.defaults = [ast.Constant(None) for _ in node.args.defaults]
@@ -94,7 +96,7 @@ def _compile_factory(fn):
     else:
         node.decorator_list = []
         body = [node, ast.Return(ast.Name(node.name, ast.Load()))]
-    params = [RUNTIME, *_free_names(code)]
+    params = [RUNTIME, OUTER, *_free_names(code)]
     factory = ast.FunctionDef(
         name=_FACTORY, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
                                           kw_defaults=[], defaults=[]),
@@ -135,9 +137,9 @@ def convert(fn, runtime):
     if factory is None:
         return fn
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    made = factory(runtime, *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
+    made = factory(runtime, Outer(fn, RUNTIME), *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
     own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
-    closure = tuple(own[name] if name == RUNTIME else cells[name] for name in made.__code__.co_freevars)
+    closure = tuple(own[name] if name in (RUNTIME, OUTER) else cells[name] for name in made.__code__.co_freevars)
     new = types.FunctionType(made.__code__, made.__globals__, made.__name__, fn.__defaults__, closure)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__

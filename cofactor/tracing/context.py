@@ -3,7 +3,7 @@
 A trace builds one module.  Its context is the IR builder (the insertion point and the
 operation budget) plus what tracing needs on top: the loop options of ``cf.jit``, host inputs
 (arguments fetched at every call from somewhere other than the caller's arrays, such as a
-random generator's next key), objects made once per trace, the open mutation journals of the
+random generator's next key or an array read through a global: implicit.py), objects made once per trace, the open mutation journals of the
 branches and loops being traced, the running flags of bounded loops, and whether (and how) the
 code being traced is differentiated.  One context is active per thread (``ir.core.building``),
 so several threads can trace at once.
@@ -73,6 +73,9 @@ class TraceContext(Builder):
         self.modes: list = []      # differentiation modes around the code being traced (True: reverse)
         self.arguments: set = set()  # ids of the arrays the caller passed in (their updates go back)
         self.root_frame = None       # the frame that started the trace: scans of the program stop there
+        self.argument_arrays: dict = {}  # id of an array the caller passed -> (its leaf index, its TracedArray)
+        self.implicit: dict = {}     # id of an array read through a global or cell -> implicit.Implicit
+        self.guards: dict = {}       # (global or cell, name) -> implicit.Guard: what a call must find again
 
     def unique_name(self, prefix: str) -> str:
         """A function name not yet used in the module being traced."""

@@ -43,6 +43,8 @@ class Trace:
     out_types: list        # TensorType of each output leaf (write-backs not included)
     writebacks: list       # (array leaf index, result index): arguments the function mutated
     host_inputs: list      # HostInputs: extra arguments after the arrays, fetched at every call
+    implicit_writebacks: list  # (host input index, result index): globals and cells the function wrote
+    guards: list           # implicit.Guards: what the globals and cells it read must be at a call
 
 
 def output_value(leaf):
@@ -69,6 +71,7 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
         traced_by_id = {id(arrays[k]): TracedArray(v, scalar=isinstance(arrays[k], np.generic))
                         for k, v in zip(params, main.arguments)}
         context.arguments.update(id(t) for t in traced_by_id.values())
+        context.argument_arrays = {id(arrays[k]): (k, traced_by_id[id(arrays[k])]) for k in params}
         traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
                   for i, leaf in enumerate(leaves)]
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
@@ -83,10 +86,16 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
                 # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
                 main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
                 out_values.append(array.value)
+        implicit_writebacks = []
+        for implicit in context.implicit.values():
+            if implicit.array.value is not implicit.start:
+                implicit_writebacks.append((implicit.start.index - len(params), len(out_values)))
+                out_values.append(implicit.array.value)
         ops.return_(out_values)
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
-                 main.result_types[:len(out_leaves)], writebacks, context.host_inputs)
+                 main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
+                 list(context.guards.values()))
 
 
 @contextlib.contextmanager

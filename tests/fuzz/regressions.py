@@ -245,3 +245,18 @@ def python_float_or_float32_scalar(s):
 @regression(np.array([-6, 6, -8, -1, -5]))
 def abs_of_integer_xor(c):
     return np.abs(c ^ 7), np.abs(c | 1)     # optimize="auto" dropped the abs (abs_positive_simplify)
+
+
+@regression(np.array(-0.64))
+def python_error_after_nonlocal_rebinding(t):
+    count = 0
+
+    def bump(arg):
+        nonlocal count
+        count &= 5
+        t.fill(0.5)             # the second call: t is the float the first returned
+        return 2.0
+
+    t = bump(count)
+    bump(count)                 # NumPy and cofactor: Python's AttributeError, word for word
+    return t

@@ -4,7 +4,8 @@ when a compiled program hangs.
 
 Categories (FAILURES are bugs in cofactor):
   match          every result and every array argument afterwards equal in both settings
-  numpy_error    NumPy raised, and cofactor raised a CofactorError of the same builtin class
+  numpy_error    NumPy raised, and cofactor raised a CofactorError of the same builtin class (or the
+                 very exception Python raised in the user's code: same type, same message)
   clear_error    cofactor refused with a CofactorError naming a line of the program, where NumPy ran
                  or raised only later (cofactor refused a construct before NumPy's error)
   mismatch       a result or an argument differs (value, dtype, shape)
@@ -177,7 +178,7 @@ def _classify(error, numpy_error, compare) -> Outcome:
         said = f"NumPy raised {type(numpy_error).__name__}: {_first_line(numpy_error)}"
         if error is None:
             return Outcome("error_mismatch", f"{said}; cofactor returned a result", cls.__name__)
-        if isinstance(error, cf.CofactorError) and isinstance(error, cls):
+        if isinstance(error, cf.CofactorError) and isinstance(error, cls) or _same_exception(error, numpy_error):
             return Outcome("numpy_error", _first_line(error), cls.__name__)
         if type(error) in REFUSALS and _names_a_line(error):
             # cofactor refused a construct before reaching the operation NumPy rejects
@@ -189,6 +190,11 @@ def _classify(error, numpy_error, compare) -> Outcome:
     if isinstance(error, cf.CofactorError) and not isinstance(error, cf.InternalError) and _names_a_line(error):
         return Outcome("clear_error", f"{type(error).__name__}: {str(error)}", type(error).__name__)
     return Outcome("internal", _describe(error), type(error).__name__)
+
+
+def _same_exception(error, numpy_error) -> bool:
+    """Python's own exception from the user's code (``t.fill`` on a float), as NumPy's run raised it."""
+    return type(error) is type(numpy_error) and str(error) == str(numpy_error)
 
 
 def _names_a_line(error):

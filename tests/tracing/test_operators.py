@@ -34,8 +34,7 @@ def test_binary_operators(name):
 @pytest.mark.xfail(strict=True, reason="XLA's algebraic simplifier (cofactor/xla, also with optimize=False) turns "
                                        "convert(bool) / constant into a select, so 0 / 0 gives 0, not NaN")
 def test_bool_divided_by_constant_zero():
-    c = np.array([False, False, True, True])
-    check(lambda x: x / c, np.array([False, True, False, True]))
+    check(lambda x: x / np.array([False, False, True, True]), np.array([False, True, False, True]))
 
 
 # Python scalars on either side: the reflected methods, and NEP 50 weak promotion.

@@ -1,0 +1,185 @@
+"""Reads of globals and closure cells in converted code, routed so that tracing sees them.
+
+An array a function reaches through a global or a closure variable is an input of the compiled
+function like its arguments (tracing/implicit.py): read again at every call and written back
+when the function writes it.  So every read of a name that resolves outside the converted
+function (to its module's globals, the builtins, or the cells of the functions around it) is
+rewritten from ``G`` to ``__cf_outer__.read("G", G)``: ``__cf_outer__`` knows the module and
+the cells of the function it was converted from.
+
+Names are resolved as Python's compiler resolves them, on the converted function (whose control
+flow is already rewritten into nested functions): a name bound in a scope (parameters,
+assignments, imports, ``def``, ``except ... as``) is local to it unless declared ``global`` or
+``nonlocal`` there; a read resolves to the innermost function scope binding it.  A name some
+scope rebinds under ``global``/``nonlocal`` is not routed (its rebinding goes to the module or
+the cell as written).  Class bodies are left as written.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+from ..tracing import implicit
+from ..tracing.context import current, is_tracing
+
+OUTER = "__cf_outer__"
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _own_nodes(node):
+    """The nodes of this scope's body, not descending into nested scopes (yielded themselves)."""
+    if isinstance(node, _COMPREHENSIONS):
+        stack = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for k, comp in enumerate(node.generators):
+            stack += [comp.target, *comp.ifs] + ([comp.iter] if k else [])
+    else:
+        stack = list(node.body) if isinstance(node.body, list) else [node.body]
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, (*_FUNCTIONS, *_COMPREHENSIONS, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _parameters(args: ast.arguments) -> list:
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return [p.arg for p in params if p is not None]
+
+
+class _Scope:
+    """The names a function or comprehension scope binds, and those it declares global/nonlocal."""
+
+    def __init__(self, node):
+        self.bound, self.declared_global, self.declared_nonlocal = set(), set(), set()
+        if isinstance(node, _FUNCTIONS):
+            self.bound.update(_parameters(node.args))
+        for child in _own_nodes(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+                self.bound.add(child.id)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound.add(child.name)
+            elif isinstance(child, ast.alias):
+                self.bound.add((child.asname or child.name).split(".")[0])
+            elif isinstance(child, ast.ExceptHandler) and child.name:
+                self.bound.add(child.name)
+            elif isinstance(child, (ast.MatchAs, ast.MatchStar)) and child.name:
+                self.bound.add(child.name)
+            elif isinstance(child, ast.MatchMapping) and child.rest:
+                self.bound.add(child.rest)
+            elif isinstance(child, ast.Global):
+                self.declared_global.update(child.names)
+            elif isinstance(child, ast.Nonlocal):
+                self.declared_nonlocal.update(child.names)
+        self.rebound_outside = (self.declared_global | self.declared_nonlocal) & self.bound
+        self.bound -= self.declared_global | self.declared_nonlocal
+
+
+class _RouteOuterReads(ast.NodeTransformer):
+    def __init__(self, skip):
+        self.scopes: list[_Scope] = []
+        self.skip = skip  # names rebound somewhere under global / nonlocal
+
+    def _outside(self, name) -> bool:
+        for scope in reversed(self.scopes):
+            if name in scope.declared_global:
+                return True
+            if name in scope.bound:
+                return False
+        return True
+
+    def visit_Name(self, node):
+        if (isinstance(node.ctx, ast.Load) and not node.id.startswith(("__cf", "__cofactor"))
+                and node.id not in self.skip and self._outside(node.id)):
+            read = ast.Attribute(ast.Name(OUTER, ast.Load()), "read", ast.Load())
+            return ast.copy_location(ast.Call(read, [ast.Constant(node.id), node], []), node)
+        return node
+
+    def _in_scope(self, node, body_fields):
+        self.scopes.append(_Scope(node))
+        for field in body_fields:
+            value = getattr(node, field)
+            if isinstance(value, list):
+                setattr(node, field, [self.visit(v) for v in value])
+            else:
+                setattr(node, field, self.visit(value))
+        self.scopes.pop()
+        return node
+
+    def _function(self, node):
+        # Defaults and decorators are evaluated where the function is defined.
+        node.args.defaults = [self.visit(d) for d in node.args.defaults]
+        node.args.kw_defaults = [d if d is None else self.visit(d) for d in node.args.kw_defaults]
+        if not isinstance(node, ast.Lambda):
+            node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        return self._in_scope(node, ["body"])
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def _comprehension(self, node):
+        first = node.generators[0]
+        first.iter = self.visit(first.iter)  # evaluated in the scope around the comprehension
+        self.scopes.append(_Scope(node))
+        for k, comp in enumerate(node.generators):
+            if k:
+                comp.iter = self.visit(comp.iter)
+            comp.ifs = [self.visit(test) for test in comp.ifs]
+        for field in ("key", "value") if isinstance(node, ast.DictComp) else ("elt",):
+            setattr(node, field, self.visit(getattr(node, field)))
+        self.scopes.pop()
+        return node
+
+    visit_GeneratorExp = visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
+
+    def visit_ClassDef(self, node):
+        return node
+
+
+def route_outer_reads(function):
+    """Rewrite, in place, the reads of ``function`` (an ast.FunctionDef or Lambda, converted)
+    that resolve outside it."""
+    skip = set()
+    for node in ast.walk(function):
+        if isinstance(node, (*_FUNCTIONS, *_COMPREHENSIONS)):
+            skip |= _Scope(node).rebound_outside
+    _RouteOuterReads(skip).visit(function)
+
+
+class Outer:
+    """What ``__cf_outer__`` is in a function converted from ``fn``: where its outer names live."""
+
+    def __init__(self, fn, runtime_name):
+        self.globals = fn.__globals__
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        # A function defined in converted code closes over that code's variables (trace-time
+        # values, not the caller's state), except those cells it shares with a function that
+        # was not: the caller's.
+        self.nested = runtime_name in self.cells
+        if not self.nested and is_tracing():
+            caller_cells().update(id(cell) for cell in self.cells.values())
+
+    def read(self, name, value):
+        cell = self.cells.get(name)
+        if cell is not None:
+            if self.nested and id(cell) not in caller_cells():
+                return value
+            return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
+        module = self.globals
+        return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
+
+
+def caller_cells() -> set:
+    """Ids of the closure cells of the functions this trace converted that were not defined in
+    converted code: the caller's variables."""
+    return current().per_trace("caller cells", set)
+
+
+def _global(module: dict, name: str):
+    """``name`` looked up as a function of ``module`` looks up a global: the module, then builtins."""
+    if name in module:
+        return module[name]
+    space = module.get("__builtins__", builtins)
+    space = space if isinstance(space, dict) else vars(space)
+    if name in space:
+        return space[name]
+    raise NameError(f"name {name!r} is not defined")
