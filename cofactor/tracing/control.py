@@ -24,9 +24,10 @@ import contextlib
 
 import numpy as np
 
-from ..errors import TracingError, located, origin
+from ..errors import ConcretizationError, TracingError, UnsupportedError, located, origin
 from ..ir import ops
 from ..ir.core import Block, current_block, insertion_point
+from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import context
 from .array import Journal, TracedArray, make_stale, serial_now
@@ -204,6 +205,24 @@ class Layout:
                 return
         raise located(TracingError(f"the variables of {self.bindings.where} could not be carried"))
 
+    def check_strong_numbers(self, states):
+        """A NumPy scalar of one dtype on one path and another on the other: the variable's dtype
+        after the if would be the path's (a loop's number may widen: its dtype is the last
+        iteration's)."""
+        for state in states:
+            for k, (value, nodes) in enumerate(zip(state, self.nodes)):
+                leaves, got = flatten(value)
+                if got != self.trees[k]:
+                    continue
+                for node, x in zip(nodes, leaves):
+                    node = node.node if isinstance(node, Late) else node
+                    if not isinstance(node, Number) or node.broadcast or not is_number(x):
+                        continue
+                    type_, weak = number_type(x)
+                    if weak is None and type_.dtype != node.type.dtype:
+                        raise self.bindings.fail(k, LayoutError("", (type_, TensorType(type_.shape,
+                                                                                           node.type.dtype))))
+
     def order(self) -> list:
         """Every node of the layout once, in the order their payloads are carried."""
         seen = {}
@@ -249,12 +268,15 @@ def _run_arm(bindings: Bindings, fn, initial, where):
 
 @contextlib.contextmanager
 def _traced_anyway(what: str):
-    """The user's own exception from code that is traced whether or not it runs: an error that
-    says so (NumPy would not have raised it where the branch or loop is not taken)."""
+    """The user's own exception, or NumPy's error for an operation, from code that is traced
+    whether or not it runs: an error that says so (NumPy would not have raised it where the
+    branch or loop is not taken).  cofactor's refusals of a construct pass as they are."""
     try:
         yield
     except Exception as e:
-        if origin(e) != "user":
+        kind = origin(e)
+        refusal = type(e) is TracingError or isinstance(e, (UnsupportedError, ConcretizationError))
+        if kind == "internal" or kind == "deliberate" and refusal:
             raise
         raise located(TracingError(
             f"{type(e).__name__}: {e} -- raised while cofactor traced {what}, which it traces whether or not "
@@ -281,6 +303,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     layout = Layout(bindings, states[0], bindings.start, adoptable)
     try:
         layout.fit_joined(states)
+        layout.check_strong_numbers(states)
         joined = True
     except TracingError:
         if not broadcast:

@@ -260,3 +260,11 @@ def python_error_after_nonlocal_rebinding(t):
     t = bump(count)
     bump(count)                 # NumPy and cofactor: Python's AttributeError, word for word
     return t
+
+
+@regression(np.array([-2, 3, 3, -8, 8], dtype=np.int32))
+def numpy_scalars_of_two_dtypes_on_two_paths(c):
+    r = np.int64(1)
+    if c.max() > 100:
+        return r                # int64 on this path
+    return c[1]                 # int32 on this one (NumPy: int32 3): a clear error, not int64 3

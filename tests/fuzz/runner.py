@@ -51,7 +51,10 @@ TIMEOUT = 60.0
 # operations carry on and cancellations make large next to the result. float64 leaves room for
 # that; float32's unit in the last place is 2**-23 (1.2e-7), so it needs a tolerance of its own.
 # Dtypes are compared exactly.
-TOLERANCE = {np.dtype(np.float64): (1e-12, 1e-12), np.dtype(np.float32): (1e-5, 1e-5)}
+# XLA sums in another order than NumPy's pairwise sum (a last-bit difference), and generated
+# programs feed sums back through loops (``m.fill(np.sin(m.sum()))`` nine times grew one ulp to
+# 2e-11, seed 25308): float64 results are compared to 1e-9 relative, still far from any wrong answer.
+TOLERANCE = {np.dtype(np.float64): (1e-9, 1e-12), np.dtype(np.float32): (1e-5, 1e-5)}
 
 
 @dataclass
