@@ -347,3 +347,11 @@ def test_real_to_complex_keeps_the_optimizer():
     with warnings.catch_warnings():
         warnings.simplefilter("error", cf.OptimizationWarning)
         check(lambda x: (np.sqrt(x, dtype=np.complex128), x < 1j), sample((3,), np.float32, "pos"))
+
+
+@pytest.mark.xfail(strict=True, reason="XLA's float32 tanh saturates to 1.0 from |x| = 8 where NumPy's gives "
+                                       "0.99999976 (a last-place difference; floor or // after it can amplify it: "
+                                       "fuzz seed 27388, x * tanh(x) // 0.5 repeated)")
+def test_float32_tanh_near_saturation_is_numpys():
+    x = np.arange(7.0, 10.0, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(cf.jit(np.tanh)(x)), np.tanh(x))
