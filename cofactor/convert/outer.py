@@ -5,7 +5,7 @@ function like its arguments (tracing/implicit.py): read again at every call and 
 when the function writes it.  So every read of a name that resolves outside the converted
 function (to its module's globals, the builtins, or the cells of the functions around it) is
 rewritten from ``G`` to ``__cf_outer__.read("G", G)``: ``__cf_outer__`` knows the module and
-the cells of the function it was converted from.
+the cells of the function it was converted from (a builtin, found in neither, is left alone).
 
 Names are resolved as Python's compiler resolves them, on the converted function (whose control
 flow is already rewritten into nested functions): a name bound in a scope (parameters,
@@ -165,6 +165,8 @@ class Outer:
                 return value
             return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
         module = self.globals
+        if name not in module:
+            return value  # a builtin (range, len, abs): not checked at every call
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
 
 
