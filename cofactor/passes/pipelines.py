@@ -83,6 +83,16 @@ EXCLUDED_PATTERNS = {
     # MLIR of every program in benchmarks/programs.py (--quick and full sizes) unchanged.
     "compare_op_canon": "wrong answers: (np.zeros(3) - 1.0) // 0.5 gives -3, not -2 (-0.0 folded as "
                         "below zero, see above)",
+    # Wrong in general (enzyme-ad 0.0.16): it replaces one reduce with another whose input is the same
+    # op of the same operands without comparing the ops' attributes (as its output shows; its source is
+    # not in the Enzyme-JAX tree at hand), so a reduction of x < y and one of x > y (or x >= y) become
+    # one: (a < b).all() & (a > b).all() is (a < b).all(), np.count_nonzero(a < b) - np.count_nonzero(a > b)
+    # is 0 (also optimize="upstream"; found by the fuzzer: seed 29463, where
+    # `if (a < 0.5).all() and (a > 0.5).all(): m += m` ran the update).  Right with it excluded alone.
+    # No benchmark program changes: the optimized MLIR of every program in benchmarks/programs.py
+    # (curated and curated+loops, --quick and full sizes) is byte for byte the same without it.
+    "cse_reduce_transposed": "wrong answers: (a < 0.5).all() and (a > 0.5).all() is true when the first "
+                             "is (reduces of compares differing only in direction merged, see above)",
 }
 
 # Excluded from the optimization that runs before Enzyme's AD pass (with ``optimize=True``): patterns

@@ -268,3 +268,10 @@ def numpy_scalars_of_two_dtypes_on_two_paths(c):
     if c.max() > 100:
         return r                # int64 on this path
     return c[1]                 # int32 on this one (NumPy: int32 3): a clear error, not int64 3
+
+
+@regression(np.array([-1.1, 0.25, -0.61, -0.62, -1.79], dtype=np.float32), M.copy())
+def reductions_of_opposite_compares(a, m):
+    if (a < 0.5).all() and (a > 0.5).all():     # never both; optimize="auto" merged the two reduces
+        m += m                                  # (cse_reduce_transposed) and ran this update
+    return np.count_nonzero(a < 0.5) - np.count_nonzero(a > 0.5)
