@@ -125,10 +125,15 @@ class Fitting:
         self.payload, self.memo, self.used, self.adopted, self.widen = (dict(d) for d in saved)
 
     def fit(self, node, x) -> bool:
-        """Fit ``x`` to ``node``, giving nodes their payloads; on failure nothing changes.  An array
-        or view made in the region fits one node, and such a node one array: what the state
-        shares, the layout shares (a Choice builds an Either, which any number of variables may
-        hold alike: it does not count)."""
+        """Fit ``x`` to ``node``, giving nodes their payloads; on failure nothing changes.  A node
+        that carries values (an Owner, a Number, a Choice's selector) carries one object's: where
+        several leaves share it, they must hold one object (two numbers, or two arrays a Choice
+        would select between, cannot share one payload).  An array or view made in the region
+        fits one node too: what the state shares, the layout shares (a Choice builds an Either,
+        which any number of variables may hold alike: it does not count)."""
+        carries = bool(node.own_types())
+        if carries and id(node) in self.used:
+            return self.used[id(node)] is x  # fitted already: by this object, or by another
         saved = self._saved()
         made = isinstance(x, TracedArray) and not x.scalar and (self.made_here(x) or id(x) in self.adoptable) \
             and isinstance(node, (Owner, View))
@@ -139,6 +144,7 @@ class Fitting:
         if ok:
             if made:
                 self.memo[id(x)] = node
+            if made or carries:
                 self.used[id(node)] = x
             return True
         self._restore(saved)
@@ -379,10 +385,11 @@ class Choice(Node):
             worlds.append((selector, f.payload))
         f._restore(saved)
         for node in self.nodes():
-            if node is not self and any(id(node) in payload for _, payload in worlds):
-                f.payload.setdefault(id(node), [_pick(x, list(vs), f) for vs in zip(*[
+            if node is not self and id(node) not in f.payload and any(id(node) in payload for _, payload in worlds):
+                f.payload[id(node)] = [_pick(x, list(vs), f) for vs in zip(*[
                     payload.get(id(node)) or [_zeros(t) if f.emit else None for t in node.own_types()]
-                    for _, payload in worlds])])
+                    for _, payload in worlds])]
+                f.used[id(node)] = x  # its values are x's pick: no other object may give it any
         return _pick(x, [s for s, _ in worlds], f)
 
     def build(self, values, b):

@@ -275,3 +275,25 @@ def reductions_of_opposite_compares(a, m):
     if (a < 0.5).all() and (a > 0.5).all():     # never both; optimize="auto" merged the two reduces
         m += m                                  # (cse_reduce_transposed) and ran this update
     return np.count_nonzero(a < 0.5) - np.count_nonzero(a > 0.5)
+
+
+@regression(A, np.array(0.71))
+def one_node_for_two_leaves_of_a_later_path(a, t):
+    if a.max() < 100:
+        return t, t + 1         # NumPy: (t, 1.71); the path below returns one object twice
+    y = t
+    if a.sum() > 0.5:
+        y = t * 2
+    return y, y
+
+
+@regression(A)
+def array_pair_or_one_array_twice(a):
+    if a.sum() < 0.5:
+        b = a * 2
+        if a.sum() > 100:
+            b = a
+        r = (b, b)
+    else:
+        r = (a, a * 3)          # NumPy: a and a * 3, not a twice
+    return r
