@@ -104,14 +104,15 @@ class Fitting:
     of owners more than one leaf of the state holds.
 
     The payload is per node, not per leaf: a node shared by several leaves (an array several
-    variables hold) carries its values once; a node no leaf gives values to (an alternative not
-    taken, a variable with no value yet) carries placeholders."""
+    variables hold) carries its values once, so the leaves that share it must hold one object
+    (its *giver*); a node no leaf gives values to (an alternative not taken, a variable with no
+    value yet) carries placeholders."""
 
     def __init__(self, start: int, adoptable, emit: bool, shared=frozenset()):
         self.start, self.adoptable, self.emit, self.shared = start, adoptable, emit, shared
         self.payload: dict = {}   # id(node) -> its own values
         self.memo: dict = {}      # id(object) -> node it fitted
-        self.used: dict = {}      # id(node) -> object that fitted it
+        self.givers: dict = {}    # id(node) -> the object whose values it carries
         self.adopted: dict = {}   # id -> owner made before the region and carried as a value
         self.widen: dict = {}     # node -> the Number it must become
 
@@ -119,41 +120,44 @@ class Fitting:
         return x.serial >= self.start
 
     def _saved(self):
-        return dict(self.payload), dict(self.memo), dict(self.used), dict(self.adopted), dict(self.widen)
+        return dict(self.payload), dict(self.memo), dict(self.givers), dict(self.adopted), dict(self.widen)
 
     def _restore(self, saved):
-        self.payload, self.memo, self.used, self.adopted, self.widen = (dict(d) for d in saved)
+        self.payload, self.memo, self.givers, self.adopted, self.widen = (dict(d) for d in saved)
 
     def fit(self, node, x) -> bool:
-        """Fit ``x`` to ``node``, giving nodes their payloads; on failure nothing changes.  A node
-        that carries values (an Owner, a Number, a Choice's selector) carries one object's: where
-        several leaves share it, they must hold one object (two numbers, or two arrays a Choice
-        would select between, cannot share one payload).  An array or view made in the region
-        fits one node too: what the state shares, the layout shares (a Choice builds an Either,
-        which any number of variables may hold alike: it does not count)."""
-        carries = bool(node.own_types())
-        if carries and id(node) in self.used:
-            return self.used[id(node)] is x  # fitted already: by this object, or by another
+        """Fit ``x`` to ``node``, giving nodes their payloads; on failure nothing changes.  An array
+        or view made in the region fits one node, and such a node one array: what the state
+        shares, the layout shares (a Choice builds an Either, which any number of variables may
+        hold alike: it does not count)."""
         saved = self._saved()
         made = isinstance(x, TracedArray) and not x.scalar and (self.made_here(x) or id(x) in self.adoptable) \
             and isinstance(node, (Owner, View))
-        if made and (self.memo.get(id(x), node) is not node or self.used.get(id(node), x) is not x):
+        if made and (self.memo.get(id(x), node) is not node or self.givers.get(id(node), x) is not x):
             ok = False
         else:
             ok = node.fit(x, self)
         if ok:
             if made:
                 self.memo[id(x)] = node
-            if made or carries:
-                self.used[id(node)] = x
             return True
         self._restore(saved)
         return False
 
-    def give(self, node, make):
-        """``node``'s own values are ``make()`` (a list), unless another leaf gave them already."""
-        if id(node) not in self.payload:
-            self.payload[id(node)] = make() if self.emit else [None] * len(node.own_types())
+    def give(self, node, x, make) -> bool:
+        """``node``'s own values are ``make()`` (a list), those of ``x``, unless another leaf gave
+        them already: False if that leaf held another object (its values are not ``x``'s)."""
+        if id(node) in self.payload:
+            return self.givers[id(node)] is x
+        self.givers[id(node)] = x
+        self.payload[id(node)] = make() if self.emit else [None] * len(node.own_types())
+        return True
+
+    def give_mirror(self, node, x, make):
+        """A Choice's mirror carries the value of ``x``, the array chosen: this Choice's alone, it
+        is given in each world of an Either (``Choice._resolve_either``) the value chosen there."""
+        self.givers[id(node)] = x
+        self.payload[id(node)] = make() if self.emit else [None] * len(node.own_types())
 
     def values(self, nodes) -> list:
         """The payload of these nodes (in layout order, each once), placeholders where none was given."""
@@ -242,8 +246,7 @@ class Owner(Node):
             if id(x) not in f.adoptable:
                 return False
             f.adopted[id(x)] = x
-        f.give(self, lambda: [x._value])
-        return True
+        return f.give(self, x, lambda: [x._value])
 
     def _fit_either(self, x, f):
         """An Either made in the region whose arrays nothing else holds is just its value."""
@@ -256,8 +259,7 @@ class Owner(Node):
             f.memo[id(o)] = self
             if not f.made_here(o):
                 f.adopted[id(o)] = o
-        f.give(self, lambda: [x.value])
-        return True
+        return f.give(self, x, lambda: [x.value])
 
     def own_types(self):
         return [self.type]
@@ -290,8 +292,7 @@ class Number(Node):
         dtype = _promoted(self.type.dtype, self.weak, t.dtype, weak)
         if dtype != self.type.dtype or shape != self.type.shape or self.weak is not None and weak is None:
             f.widen[self] = Number(TensorType(shape, dtype), self.weak if weak else None, self.broadcast)
-        f.give(self, lambda: [_number_value(x, self.type)])
-        return True
+        return f.give(self, x, lambda: [_number_value(x, self.type)])
 
     def own_types(self):
         return [self.type]
@@ -312,8 +313,7 @@ class View(Node):
         if not isinstance(x, TracedArray) or x.lens is None or not f.made_here(x) or x.scalar \
                 or not self.lens.same_template(x.lens) or not f.fit(self.base, x.base):
             return False
-        f.give(self, lambda: list(x.lens.values()))
-        return True
+        return f.give(self, x, lambda: list(x.lens.values()))
 
     def own_types(self):
         return [v.type for v in self.lens.values()]
@@ -350,8 +350,7 @@ class Choice(Node):
         selector = self._resolve(x, f)
         if selector is _NO_FIT:
             return False
-        f.give(self, lambda: [selector])
-        return True
+        return f.give(self, x, lambda: [selector])
 
     def _resolve(self, x, f):
         """The selector for ``x`` (its alternatives' payloads given on the way), or _NO_FIT."""
@@ -365,8 +364,8 @@ class Choice(Node):
             if f.fit(alt, x):
                 if self.mirror is not None and self.mirror != k:
                     mirror = self.alternatives[self.mirror]
-                    f.give(mirror, lambda: [x.value if isinstance(x, TracedArray) else
-                                            _number_value(x, _array_type(mirror))])
+                    f.give_mirror(mirror, x, lambda: [x.value if isinstance(x, TracedArray) else
+                                                      _number_value(x, _array_type(mirror))])
                 return ops.constant(np.array(k, np.int32)) if f.emit else None
         if isinstance(x, Either) and f.made_here(x):
             return self._resolve_either(x, f)
@@ -374,22 +373,44 @@ class Choice(Node):
 
     def _resolve_either(self, x, f):
         """An Either made in the region (by a branch inside it): each of its choices is resolved as
-        the world where the selector picks it; the payloads are then selected."""
+        the world where the selector picks it; the payloads are then selected.
+
+        A node that every world giving it values got them from one object carries that object's
+        values whichever world the selector picks, and the object is that node's (another leaf may
+        hold it: it reads them there too; placeholders in the other worlds would hide them).  Only
+        a node given by different objects in different worlds carries selected values, and it is
+        this Either's alone (no other leaf fits it).  So each world first keeps what the worlds
+        before it found (a choice goes where no other one went: to the node that is its own, which
+        other leaves may hold too), and only if it fits nowhere else shares a node with them."""
         saved, worlds = f._saved(), []
         for c in x.choices:
-            f._restore(saved)
             selector = self._resolve(c, f)
             if selector is _NO_FIT:
                 f._restore(saved)
+                selector = self._resolve(c, f)
+            if selector is _NO_FIT:
+                f._restore(saved)
                 return _NO_FIT
-            worlds.append((selector, f.payload))
+            worlds.append((selector, f._saved()))
         f._restore(saved)
         for node in self.nodes():
-            if node is not self and id(node) not in f.payload and any(id(node) in payload for _, payload in worlds):
-                f.payload[id(node)] = [_pick(x, list(vs), f) for vs in zip(*[
-                    payload.get(id(node)) or [_zeros(t) if f.emit else None for t in node.own_types()]
-                    for _, payload in worlds])]
-                f.used[id(node)] = x  # its values are x's pick: no other object may give it any
+            given = [(payload[id(node)], givers[id(node)]) for _, (payload, _, givers, _, _) in worlds
+                     if id(node) in payload]
+            if node is self or not given or id(node) in f.payload:
+                continue
+            if all(giver is given[0][1] for _, giver in given):
+                f.payload[id(node)], f.givers[id(node)] = given[0]
+                continue
+            f.givers[id(node)] = x
+            f.payload[id(node)] = [_pick(x, list(vs), f) for vs in zip(*[
+                payload.get(id(node)) or [_zeros(t) if f.emit else None for t in node.own_types()]
+                for _, (payload, *_) in worlds])]
+        for _, (_, memo, _, adopted, widen) in worlds:
+            for key, node in memo.items():
+                if id(f.givers.get(id(node))) == key:  # the object is that node's in every world
+                    f.memo.setdefault(key, node)
+            f.adopted.update(adopted)
+            f.widen.update(widen)
         return _pick(x, [s for s, _ in worlds], f)
 
     def build(self, values, b):

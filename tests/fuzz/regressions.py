@@ -297,3 +297,42 @@ def array_pair_or_one_array_twice(a):
     else:
         r = (a, a * 3)          # NumPy: a and a * 3, not a twice
     return r
+
+
+@regression(np.array([-1.0, 0.69, 0.13, -1.41, -1.94]))
+def array_returned_in_two_places_after_early_return(a):
+    if a[1] < a[4]:
+        return 1.0, 2.0
+    z = np.asarray(a.mean())    # a 0-d array made here
+    if a.max() > 2.0:
+        return z, z
+    return 0.0, z               # seed 28878: z came back as 0. (one leaf's choice gave z's node zeros)
+
+
+@regression(A)
+def two_variables_share_a_choice_then_hold_two_numbers(a):
+    r, s = 7.0, 8.0
+    if a[1] > 0:                # not taken: r and s keep 7.0 and 8.0 (were both 8.0)
+        z = np.asarray(a.mean())
+        r = 1.0
+        if a[0] > 0:
+            r = z
+        s = r                   # one Either, held by both
+    return r, s
+
+
+def _mean_or_sum(a):
+    m, t = np.asarray(a.mean()), np.asarray(a.sum())
+    r = m
+    if a[1] < 0:
+        r = t
+    return r, m                 # an Either of m and t, and m itself
+
+
+@regression(-A)
+def alias_of_one_choice_of_a_returned_either(a):
+    r, s = 1.0, 2.0
+    if a[0] < 0:
+        s, r = _mean_or_sum(a)[::-1]
+    s[...] = 5.0                # r is s (a[1] >= 0): it sees the write
+    return r, s
