@@ -264,3 +264,20 @@ def test_a_function_nested_in_the_compiled_one_reads_the_callers_closure_at_ever
     _same(jf(x), f(x))
     weights[:] = [2.0, -1.0, 4.0]
     _same(jf(x), f(x))
+
+
+def test_a_function_defined_in_the_compiled_one_reads_its_variables_not_guards():
+    def f(x):
+        k = 1
+
+        def plus_k(v):      # no call, no control flow: converted again when called
+            return v + k
+
+        out = plus_k(x)
+        k = 3               # the cell changes during the trace (fuzz seed 40345)
+        return out + plus_k(x)
+
+    jf = cf.jit(f)
+    x = np.arange(3.0)
+    _same(jf(x), f(x))
+    _same(jf(x), f(x))      # the second call finds the same (compiled) function

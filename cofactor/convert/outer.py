@@ -20,7 +20,6 @@ import ast
 import builtins
 
 from ..tracing import implicit
-from ..tracing.context import current, is_tracing
 
 OUTER = "__cf_outer__"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -148,32 +147,29 @@ def route_outer_reads(function):
 class Outer:
     """What ``__cf_outer__`` is in a function converted from ``fn``: where its outer names live."""
 
-    def __init__(self, fn, runtime_name):
+    def __init__(self, fn, nested: bool):
         self.globals = fn.__globals__
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        # A function defined in converted code closes over that code's variables (trace-time
-        # values, not the caller's state), except those cells it shares with a function that
-        # was not: the caller's.
-        self.nested = runtime_name in self.cells
-        if not self.nested and is_tracing():
-            caller_cells().update(id(cell) for cell in self.cells.values())
+        # A function defined in converted code (``nested``) closes over that code's variables:
+        # trace-time values, not the caller's state, except the cells it shares with the function
+        # it was defined in that are the caller's.  Its reads of outer names went through that
+        # function's Outer, which its own closure holds.
+        if not nested:
+            self.caller_cells = {id(cell) for cell in self.cells.values()}
+        else:
+            parent = self.cells.get(OUTER)
+            self.caller_cells = parent.cell_contents.caller_cells if parent is not None else set()
 
     def read(self, name, value):
         cell = self.cells.get(name)
         if cell is not None:
-            if self.nested and id(cell) not in caller_cells():
+            if id(cell) not in self.caller_cells:
                 return value
             return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
         module = self.globals
         if name not in module:
             return value  # a builtin (range, len, abs): not checked at every call
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
-
-
-def caller_cells() -> set:
-    """Ids of the closure cells of the functions this trace converted that were not defined in
-    converted code: the caller's variables."""
-    return current().per_trace("caller cells", set)
 
 
 def _global(module: dict, name: str):

@@ -104,7 +104,20 @@ def _compile_factory(fn):
     module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
     namespace = {}
     exec(compile(module, code.co_filename, "exec"), fn.__globals__, namespace)
+    _converted_codes.update(_nested_codes(namespace[_FACTORY].__code__))
     return namespace[_FACTORY]
+
+
+# The code objects of functions defined inside converted code: converting one again (a call to
+# it) must not take its closure cells for the caller's state (outer.Outer).
+_converted_codes = weakref.WeakSet()
+
+
+def _nested_codes(code):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _nested_codes(const)
 
 
 # Conversions live in the module they were made from (as ``warnings`` keeps ``__warningregistry__``
@@ -137,7 +150,7 @@ def convert(fn, runtime):
     if factory is None:
         return fn
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    made = factory(runtime, Outer(fn, RUNTIME), *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
+    made = factory(runtime, Outer(fn, nested=fn.__code__ in _converted_codes), *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
     own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
     closure = tuple(own[name] if name in (RUNTIME, OUTER) else cells[name] for name in made.__code__.co_freevars)
     new = types.FunctionType(made.__code__, made.__globals__, made.__name__, fn.__defaults__, closure)
