@@ -355,9 +355,13 @@ class Choice(Node):
     def _resolve(self, x, f):
         """The selector for ``x`` (its alternatives' payloads given on the way), or _NO_FIT."""
         if isinstance(x, Either) and len(x.choices) == len(self.alternatives) and f.made_here(x):
-            # The Either this node built (a loop body's variable it did not rebind): choice k fits alternative k.
+            # The Either this node built (a loop body's variable it did not rebind), or one built alike (by a
+            # loop's layout inside the region): choice k fits alternative k.  The mirror carries the chosen
+            # value: an Either with another mirror (or none) keeps it in another choice, or in none.
             saved = f._saved()
             if all(f.fit(alt, c) for alt, c in zip(self.alternatives, x.choices)):
+                if self.mirror is not None and x.mirror != self.mirror:
+                    f.give_mirror(self.alternatives[self.mirror], x, lambda: [x.value])
                 return x.selector
             f._restore(saved)
         for k, alt in enumerate(self.alternatives):

@@ -336,3 +336,15 @@ def alias_of_one_choice_of_a_returned_either(a):
         s, r = _mean_or_sum(a)[::-1]
     s[...] = 5.0                # r is s (a[1] >= 0): it sees the write
     return r, s
+
+
+@regression(np.ones((3, 4)), np.array([8, 5, 1, -8, 5]))
+def loop_either_carried_by_an_if_choice_with_a_mirror(m, c):
+    if not c[2] < c[2]:         # taken
+        k0 = 0
+        while k0 < 2 and m.mean() > -0.5:
+            k0 += 1
+            x2 = c              # the loop's Choice of c has no mirror (x2 shares its array), the if's has one
+            c = c
+    c[...] -= np.min(c)
+    return c.sum()              # 51, c is [16 13 9 0 13] (was 0: the if's mirror carried the loop's placeholder)
