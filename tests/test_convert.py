@@ -155,3 +155,26 @@ def test_nonlocal_variables_are_the_enclosing_functions():
         return count, total
 
     check(f, np.array([1.0, -2.0, 3.0]))
+
+
+def _max_dp(a):
+    t = np.zeros(20)
+    for j in range(1, 20):   # a rolled loop: max of the previous cell and a traced value
+        t[j] = max(t[j - 1] * 0.5, a[j % 6]) + min(a[j % 6], 0.25, a[(j - 1) % 6])
+    return t
+
+
+def _extremes(a, c):
+    return (max(a[0], a[1]), min([a[2], a[3], a[0]]), max(a[:3]), max(c[0], 0.5), min(c[1], 2),
+            max(a[4], a[5]), min(a[5], a[4]))
+
+
+@pytest.mark.parametrize("fn", [_max_dp, _extremes])
+def test_builtin_max_and_min_of_traced_values_are_pythons(fn):
+    a = np.array([0.3, -1.0, 2.0, 0.7, np.nan, 5.0])   # Python keeps the first item when a NaN compares false
+    c = np.array([0, 3, -2])
+    args = (a,) if fn is _max_dp else (a, c)
+    want, got = fn(*args), cf.jit(fn)(*args)
+    for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype

@@ -52,6 +52,24 @@ def ifexp(test, then, orelse, line):
     return control.cond_value(test, then, orelse, Scope(sys._getframe(1)), line)
 
 
+def extreme(builtin, args, frame):
+    """Python's ``max(...)``/``min(...)`` (``builtin``) over traced values: the first item no
+    later one beats (``item > best`` for max, ``<`` for min, as Python compares), each step a
+    conditional expression, so a NumPy scalar keeps its dtype where NumPy's would."""
+    items = list(args[0]) if len(args) == 1 else list(args)
+    if not items:
+        raise located(ValueError(f"{builtin.__name__}() iterable argument is empty"))
+    best = items[0]
+    for item in items[1:]:
+        beats = item > best if builtin is max else item < best
+        if _traced(beats):
+            best = control.cond_value(beats, lambda item=item: item, lambda best=best: best, Scope(frame),
+                                      frame.f_lineno)
+        elif beats:
+            best = item
+    return best
+
+
 def static(value, message):
     """A condition or range of code cofactor cannot compile: fine as a Python value, an error
     (``message`` says why) when traced."""

@@ -162,9 +162,10 @@ class TracedArray:
         raise located(ConcretizationError(
             "bool() of a traced array: its truth value is not known at compile time, only when the compiled "
             "function runs. "
-            "cofactor compiles if / while / for statements, conditional expressions and and / or / not on "
-            "traced values in your functions' source; elsewhere (bool(), assert, any() / all() / min() / "
-            "max() of traced values, a comprehension's if, code whose source cannot be read) use NumPy "
+            "cofactor compiles if / while / for statements, conditional expressions, and / or / not and "
+            "min() / max() on traced values in your functions' source; elsewhere (bool(), assert, any() / "
+            "all() of traced values, min() / max() with key=, a comprehension's if, code whose source cannot "
+            "be read) use NumPy "
             "instead: np.where(cond, a, b), np.any / np.all, or a boolean mask"))
 
     def __float__(self):

@@ -348,3 +348,9 @@ def loop_either_carried_by_an_if_choice_with_a_mirror(m, c):
             c = c
     c[...] -= np.min(c)
     return c.sum()              # 51, c is [16 13 9 0 13] (was 0: the if's mirror carried the loop's placeholder)
+
+
+@regression(np.array([np.nan, 5.0, -1.0]))
+def select_of_compare_operands_with_nan(a):
+    # optimize="auto" made minimum / maximum of these (compare_select_simplify): NaN where NumPy has 5.0
+    return (a[0] if a[0] < a[1] else a[1]), np.where(a > 0.0, a, 0.0), np.where(a < a[1], a, a[1])
