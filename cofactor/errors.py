@@ -158,6 +158,18 @@ def numpy_rules():
         raise
 
 
+_FORWARDERS: set = set()  # code objects of functions that call a function on the user's behalf
+_CALLS = {dis.opmap[name] for name in ("CALL", "CALL_FUNCTION_EX") if name in dis.opmap}
+
+
+def forwards_calls(fn):
+    """Mark ``fn`` as calling functions on the user's behalf (converted code's calls go through it):
+    an exception the callee raises without a Python frame of its own (``len(5)``'s TypeError) is
+    the user's, as if their line had made the call."""
+    _FORWARDERS.add(fn.__code__)
+    return fn
+
+
 def origin(error: BaseException) -> str:
     """Who raised ``error``: "user" (the user's own code), "deliberate" (cofactor's NumPy layer
     rejecting the arguments with NumPy's error, or NumPy itself doing so), or "internal" (a bug
@@ -167,6 +179,8 @@ def origin(error: BaseException) -> str:
     frame, opcode = _raised_at(error)
     if frame is None:
         return "internal"
+    if frame.f_code in _FORWARDERS and opcode in _CALLS:
+        return "user"
     filename = os.path.abspath(frame.f_code.co_filename)
     if filename.startswith(_NUMPY_DIR + os.sep):
         return "deliberate"

@@ -161,3 +161,25 @@ def test_a_huge_unrolled_trace_stops_within_seconds_naming_the_loops():
     assert time.perf_counter() - start < 20
     assert HERE in str(info.value)
     cf.jit(triangular, op_budget=None)  # the budget is an option (None: none)
+
+
+def _len_of_int(a):
+    return len(5) + a
+
+
+def _max_of_nothing(a):
+    return max([]) + a
+
+
+def _min_of_empty_traced(a):
+    return min(a[:0])
+
+
+@pytest.mark.parametrize("fn", [_len_of_int, _max_of_nothing, _min_of_empty_traced])
+def test_a_builtin_the_users_code_calls_raises_pythons_error_not_an_internal_one(fn):
+    x = np.arange(3.0)
+    with pytest.raises(Exception) as want:
+        fn(x)
+    with pytest.raises(type(want.value)) as got:
+        cf.jit(fn)(x)
+    assert str(got.value) == str(want.value) and not isinstance(got.value, cf.InternalError)

@@ -10,12 +10,13 @@ import sys
 import types
 
 from .. import debug
-from ..tracing.array import TracedArray
+from ..errors import forwards_calls
 from ..tracing.dispatch import CONSTRUCTORS
 from . import statements
 from .source import convert, is_user_function
 
 
+@forwards_calls
 def call(fn, *args, **kwargs):
     try:
         constructor = CONSTRUCTORS.get(fn)
@@ -23,20 +24,13 @@ def call(fn, *args, **kwargs):
         constructor = None
     if constructor is not None:
         return constructor(*args, **kwargs)
-    if (fn is max or fn is min) and not kwargs and any(isinstance(a, TracedArray) for a in _items(args)):
+    if (fn is max or fn is min) and not kwargs:
         return statements.extreme(fn, args, sys._getframe(1))
     if is_user_function(fn):
         return convert(fn, RUNTIME)(*args, **kwargs)
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
         return convert(fn.__func__, RUNTIME)(fn.__self__, *args, **kwargs)
     return fn(*args, **kwargs)
-
-
-def _items(args):
-    """What ``max``/``min`` compare: the arguments, or the items of a single one (a list, a traced array)."""
-    if len(args) == 1 and isinstance(args[0], (list, tuple, TracedArray)):
-        return [args[0]] if isinstance(args[0], TracedArray) else args[0]
-    return args
 
 
 # What converted code calls: the names the rewriting in source.py and control.py emits.

@@ -150,7 +150,8 @@ def convert(fn, runtime):
     if factory is None:
         return fn
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    made = factory(runtime, Outer(fn, nested=fn.__code__ in _converted_codes), *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
+    outer = Outer(fn, nested=fn.__code__ in _converted_codes)
+    made = factory(runtime, outer, *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
     own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
     closure = tuple(own[name] if name in (RUNTIME, OUTER) else cells[name] for name in made.__code__.co_freevars)
     new = types.FunctionType(made.__code__, made.__globals__, made.__name__, fn.__defaults__, closure)

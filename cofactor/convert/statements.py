@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, located
+from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
+                      located)
 from ..ir.core import OpBudgetExceeded
 from ..tracing import context, control
 from ..tracing.heap import Scope
@@ -52,13 +53,18 @@ def ifexp(test, then, orelse, line):
     return control.cond_value(test, then, orelse, Scope(sys._getframe(1)), line)
 
 
+@forwards_calls
 def extreme(builtin, args, frame):
-    """Python's ``max(...)``/``min(...)`` (``builtin``) over traced values: the first item no
-    later one beats (``item > best`` for max, ``<`` for min, as Python compares), each step a
-    conditional expression, so a NumPy scalar keeps its dtype where NumPy's would."""
-    items = list(args[0]) if len(args) == 1 else list(args)
+    """Python's ``max(...)``/``min(...)`` (``builtin``; without ``key=``/``default=``): over traced
+    values, the first item no later one beats (``item > best`` for max, ``<`` for min, as Python
+    compares), each step a conditional expression, so a NumPy scalar keeps its dtype where NumPy's
+    would; over anything else, the builtin itself (its errors too)."""
+    items = args if len(args) != 1 else args[0] if isinstance(args[0], (list, tuple, TracedArray)) else ()
+    if not any(_traced(item) for item in items) and not _traced(items):
+        return builtin(*args)
+    items = list(items)
     if not items:
-        raise located(ValueError(f"{builtin.__name__}() iterable argument is empty"))
+        return builtin(items)  # Python's ValueError for an empty sequence
     best = items[0]
     for item in items[1:]:
         beats = item > best if builtin is max else item < best

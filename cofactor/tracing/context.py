@@ -3,8 +3,8 @@
 A trace builds one module.  Its context is the IR builder (the insertion point and the
 operation budget) plus what tracing needs on top: the loop options of ``cf.jit``, host inputs
 (arguments fetched at every call from somewhere other than the caller's arrays, such as a
-random generator's next key or an array read through a global: implicit.py), objects made once per trace, the open mutation journals of the
-branches and loops being traced, the running flags of bounded loops, and whether (and how) the
+random generator's next key or an array read through a global: implicit.py), objects made
+once per trace, the open mutation journals of the branches and loops being traced, the running flags of bounded loops, and whether (and how) the
 code being traced is differentiated.  One context is active per thread (``ir.core.building``),
 so several threads can trace at once.
 """
