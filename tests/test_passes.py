@@ -1,5 +1,6 @@
 """The Enzyme-JAX worker: pipelines, failures and crashes become CompilationError; it dies with
 its parent; an interrupted request leaves no stale reply."""
+import functools
 import os
 import signal
 import subprocess
@@ -167,6 +168,26 @@ def test_floor_division_of_a_folded_constant(optimize):
     x = np.arange(3.0)
     for got, want in zip(cf.jit(_floor_div_of_a_constant, optimize=optimize)(x), _floor_div_of_a_constant(x)):
         np.testing.assert_array_equal(np.asarray(got), want)  # compare_op_canon: -3, not -2 (-0.0 < 0)
+
+
+def _write_strided_view_twice(b, view, write, read):
+    for _ in range(2):
+        v = b[view]
+        v[write] = v[read]
+    return b
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+@pytest.mark.parametrize("view", [slice(None, None, 2), slice(1, None, 2), slice(None, None, 3), slice(0, 6, 2),
+                                  slice(None, None, -2)])
+def test_strided_view_written_twice(optimize, view):
+    for write, read in ((slice(1, None), slice(None, -1)), (slice(None, -1), slice(1, None))):
+        b, expected = np.arange(1.0, 8.0), np.arange(1.0, 8.0)
+        fn = functools.partial(_write_strided_view_twice, view=view, write=write, read=read)
+        got = cf.jit(fn, optimize=optimize)(b)
+        _write_strided_view_twice(expected, view, write, read)
+        np.testing.assert_array_equal(np.asarray(got), expected)  # slice_elementwise: b[-1] unchanged
+        np.testing.assert_array_equal(b, expected)
 
 
 # The worker's lifetime.

@@ -354,3 +354,11 @@ def loop_either_carried_by_an_if_choice_with_a_mirror(m, c):
 def select_of_compare_operands_with_nan(a):
     # optimize="auto" made minimum / maximum of these (compare_select_simplify): NaN where NumPy has 5.0
     return (a[0] if a[0] < a[1] else a[1]), np.where(a > 0.0, a, 0.0), np.where(a < a[1], a, a[1])
+
+
+@regression(np.array([1.11, -1.07, 0.91, -0.65, 1.33]))
+def strided_view_written_in_a_loop(b):
+    for i in range(7):          # unrolled: the second write reads the first through its select
+        v9 = b[::2]
+        v9[1:] = v9[:-1]
+    return b                    # [1.11 -1.07 1.11 -0.65 1.11] (slice_elementwise left b[-1] at 0.91)
