@@ -20,7 +20,7 @@ from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, Options
 from .tracing.context import is_tracing
-from .tracing import implicit
+from .tracing import checks, implicit
 from .tracing.trace import is_array, trace
 from .xla.executable import Executable
 
@@ -204,6 +204,7 @@ class Compiled:
         self._writebacks = self.trace.writebacks
         self._host_inputs = self.trace.host_inputs
         self._guards = self.trace.guards
+        self._checks = self.trace.checks
 
     def _rival_mlir(self):
         """optimize="auto": the program from the pipeline with the patterns that help some programs
@@ -262,8 +263,8 @@ class Compiled:
 
     @property
     def is_pure(self) -> bool:
-        """Reads its array arguments only: updates none, reads no host state, aliases none."""
-        return not self._writebacks and not self._host_inputs and self._params is None
+        """Reads its array arguments only: updates none, reads no host state, aliases none, checks nothing."""
+        return not self._writebacks and not self._host_inputs and self._params is None and self._checks is None
 
     def call_pure(self, arrays):
         """The hot path: ConcreteArray arguments only, and an ``is_pure`` function (raises
@@ -301,6 +302,8 @@ class Compiled:
             _write_back(arrays[k], outputs[j])
         for k, j in self.trace.implicit_writebacks:
             _write_back(fetched[k], outputs[j])
+        if self._checks is not None:
+            checks.after_call(self._checks, np.asarray(outputs[-1]))
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 
 from .. import debug
 from ..errors import forwards_calls
@@ -26,6 +27,8 @@ def call(fn, *args, **kwargs):
         return constructor(*args, **kwargs)
     if (fn is max or fn is min) and not kwargs:
         return statements.extreme(fn, args, sys._getframe(1))
+    if fn is warnings.warn:
+        return statements.warn(*args, **kwargs)
     if is_user_function(fn):
         return convert(fn, RUNTIME)(*args, **kwargs)
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
@@ -37,7 +40,8 @@ def call(fn, *args, **kwargs):
 RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,
                                 range=statements.range_, load=statements.load, ifexp=statements.ifexp,
                                 and_=statements.and_, or_=statements.or_, not_=statements.not_,
-                                unset=statements.unset, returned=statements.returned, static=statements.static,
+                                unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
+                                checked_raise=statements.checked_raise,
                                 before_prints=debug.before_prints)
 
 

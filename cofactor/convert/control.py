@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import ast
 
-from ..tracing.control import RETURN_VALUE
+from ..tracing.control import RETURN_VALUE, RETURNED as _RETURNED
+from .checks import rewrite_checks
 
 RUNTIME = "__cofactor__"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
 _LOOP_EXITS = (ast.Break, ast.Continue)
-_RETURNED = "__cf_returned"
 
 
 def _walk(nodes, barriers):
@@ -227,6 +227,7 @@ def _single_exit(stmts, in_loop):
     for index, st in enumerate(stmts):
         if isinstance(st, ast.Return):
             value = st.value if st.value is not None else ast.Constant(None)
+            value = ast.copy_location(ast.Call(_runtime("returning"), [value], []), st)  # checks it has a value
             out += [_assign(RETURN_VALUE, value, st), _assign(_RETURNED, ast.Constant(True), st)]
             return out + ([ast.copy_location(ast.Break(), st)] if in_loop else [])
         if _contains_return([st]):
@@ -397,6 +398,9 @@ class ControlFlow(ast.NodeTransformer):
     def visit_If(self, node):
         names = self._names([node.body, node.orelse])
         escape = _escape(node.body + node.orelse)
+        # The guard _single_exit puts around what follows a return: its else path has returned.
+        guard = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) and \
+            isinstance(node.test.operand, ast.Name) and node.test.operand.id == _RETURNED
         self.generic_visit(node)
         if names is None or escape:
             return self._unconverted(node, "if statement", node.body + node.orelse, escape, names)
@@ -406,7 +410,7 @@ class ControlFlow(ast.NodeTransformer):
         orelse = _function(f"{p}_else", [], node.orelse, names)
         call = self._call("if_", [node.test, _name(then.name), _name(orelse.name), _name(getter.name),
                                   _name(setter.name), _constants(names),
-                                  ast.Constant(node.lineno)], node)
+                                  ast.Constant(node.lineno), ast.Constant(guard)], node)
         return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
     def _exit_flags(self, node):
@@ -475,6 +479,7 @@ class ControlFlow(ast.NodeTransformer):
 
 def convert_control_flow(function_node):
     """Rewrite the control flow of a FunctionDef in place (its nested functions included)."""
+    rewrite_checks(function_node, RUNTIME)
     _rewrite_returns(function_node)
     # Variables declared global cannot be carried (a nonlocal one can: the converted function
     # shares the closure cells of the original, and its helpers declare it nonlocal in turn).

@@ -11,9 +11,11 @@ import numpy as np
 from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
                       located)
 from ..ir.core import OpBudgetExceeded
-from ..tracing import context, control
+from ..pytree import flatten
+from ..tracing import checks, context, control
 from ..tracing.heap import Scope
 from ..tracing.array import TracedArray
+from ..tracing.carry import Undefined
 from ..tracing.context import in_reverse_mode
 
 
@@ -25,9 +27,50 @@ def _options():
 unset = control.UNBOUND  # the pending return value before any return statement ran
 
 
+def returning(value):
+    """The value of a return statement rewritten into the pending return value: returning a
+    variable that has no value here (or a container holding one) is a use of it, an error."""
+    for leaf in flatten(value)[0]:
+        if isinstance(leaf, Undefined):
+            Undefined._fail(leaf)
+    return value
+
+
 def returned(value):
     """What a function whose returns were rewritten returns (None if it fell off the end)."""
     return None if value is control.UNBOUND else value
+
+
+def checked_raise(make, cause=None) -> bool:
+    """A ``raise`` statement (``make()`` gives its exception): in code that may not run (a traced
+    branch or loop body), a run-time check (tracing/checks.py), and True; elsewhere False, and the
+    converted code raises as written."""
+    if not context.current().conditional:
+        return False
+
+    def exception():
+        error = make()
+        if isinstance(error, type) and issubclass(error, BaseException):
+            error = error()
+        if not isinstance(error, BaseException):
+            raise TypeError("exceptions must derive from BaseException")
+        if cause is not None:
+            error.__cause__ = cause()
+        return error
+
+    frame = sys._getframe(1)
+    checks.reached_raise(exception, (frame.f_code.co_filename, frame.f_lineno))
+    return True
+
+
+def warn(message, category=None, stacklevel=1, *args, **kwargs):
+    """``warnings.warn`` called from converted code: in code that may not run, a run-time check."""
+    if not context.current().conditional:
+        return warnings.warn(message, category, stacklevel + 2, *args, **kwargs)
+    if isinstance(message, Warning):
+        message, category = message, type(message)
+    frame = sys._getframe(2)  # calls.call's caller: the converted code
+    checks.reached_warning(message, category or UserWarning, (frame.f_code.co_filename, frame.f_lineno))
 
 
 def load(read):
@@ -100,11 +143,12 @@ def not_(x):
     return np.logical_not(_scalar_predicate(x)) if _traced(x) else not x
 
 
-def if_(test, then_fn, else_fn, get, set_, names, line):
+def if_(test, then_fn, else_fn, get, set_, names, line, returned_else=False):
     if not _traced(test):
         (then_fn if test else else_fn)()
         return
-    control.cond(test, then_fn, else_fn, names, get, set_, Scope(sys._getframe(1), get), line)
+    control.cond(test, then_fn, else_fn, names, get, set_, Scope(sys._getframe(1), get), line,
+                 returned_else=returned_else)
 
 
 def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):

@@ -74,6 +74,14 @@ class Block:
         self.operations.append(op)
         return op
 
+    def walk(self):
+        """Every operation in this block and in the regions of its operations, outermost first."""
+        for op in self.operations:
+            yield op
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from inner.walk()
+
     def sees(self, value: Value) -> bool:
         """Whether ``value`` is defined in this block or in a block around it."""
         home, block = value.block, self

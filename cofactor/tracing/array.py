@@ -122,7 +122,18 @@ class TracedArray:
 
     def __repr__(self):
         kind = "Python number" if self.weak else "scalar" if self.scalar else "TracedArray"
-        return f"{kind}(shape={self.shape}, dtype={self.dtype})"
+        return self._shown("repr") or f"{kind}(shape={self.shape}, dtype={self.dtype})"
+
+    def __str__(self):
+        return self._shown("str") or repr(self)
+
+    def __format__(self, spec):
+        return self._shown("format", spec) or (format(str(self), spec) if spec else str(self))
+
+    def _shown(self, how, spec=""):
+        """In the message of a raise checked at run time, a token for this value (tracing/checks.py)."""
+        checks = context.current().checks if context.is_tracing() else None
+        return checks.placeholder(self, how, spec) if checks is not None and checks.shown is not None else None
 
     def __len__(self):
         if not self.shape:
@@ -162,8 +173,8 @@ class TracedArray:
         raise located(ConcretizationError(
             "bool() of a traced array: its truth value is not known at compile time, only when the compiled "
             "function runs. "
-            "cofactor compiles if / while / for statements, conditional expressions, and / or / not and "
-            "min() / max() on traced values in your functions' source; elsewhere (bool(), assert, any() / "
+            "cofactor compiles if / while / for statements, assert, conditional expressions, and / or / not and "
+            "min() / max() on traced values in your functions' source; elsewhere (bool(), any() / "
             "all() of traced values, min() / max() with key=, a comprehension's if, code whose source cannot "
             "be read) use NumPy "
             "instead: np.where(cond, a, b), np.any / np.all, or a boolean mask"))

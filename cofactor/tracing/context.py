@@ -76,6 +76,8 @@ class TraceContext(Builder):
         self.argument_arrays: dict = {}  # id of an array the caller passed -> (its leaf index, its TracedArray)
         self.implicit: dict = {}     # id of an array read through a global or cell -> implicit.Implicit
         self.guards: dict = {}       # (global or cell, name) -> implicit.Guard: what a call must find again
+        self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
+        self.checks = None           # checks.Checks of the trace, where it returns their outputs
 
     def unique_name(self, prefix: str) -> str:
         """A function name not yet used in the module being traced."""

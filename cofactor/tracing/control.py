@@ -38,6 +38,7 @@ from .heap import Heap, Scope
 # Names the source conversion gives a function's pending return value: a branch that has not
 # returned yet leaves it unset, which is fine (a returned-flag guards every later use).
 RETURN_VALUE = "__cf_return_value"
+RETURNED = "__cf_returned"  # and the flag that says it was set (a return or a run-time raise ran)
 IFEXP = "the value of the conditional expression"  # what cond_value calls the one value it merges
 _RETRIES = 10
 
@@ -271,6 +272,8 @@ def _traced_anyway(what: str):
     """The user's own exception, or NumPy's error for an operation, from code that is traced
     whether or not it runs: an error that says so (NumPy would not have raised it where the
     branch or loop is not taken).  cofactor's refusals of a construct pass as they are."""
+    trace = context.current()
+    trace.conditional += 1
     try:
         yield
     except Exception as e:
@@ -281,13 +284,18 @@ def _traced_anyway(what: str):
         raise located(TracingError(
             f"{type(e).__name__}: {e} -- raised while cofactor traced {what}, which it traces whether or not "
             "this call takes it (the condition is only known when the compiled function runs)")) from e
+    finally:
+        trace.conditional -= 1
 
 
-def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, broadcast=False):
+def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, broadcast=False,
+         returned_else=False):
     """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if.
 
     Variables may hold pytrees (tuples, lists, dicts) of arrays and numbers; their structure
     must be the same after both branches (and, unless ``broadcast``, their shapes).
+    ``returned_else``: the else path is one where the function has returned (the guard around
+    what follows a return).
     """
     p = predicate(pred)
     where = f"the if at line {line}"
@@ -299,6 +307,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     initial = initial + [s.get() for s in bindings.slots]
     states = [arm[1] + [arm[2].get((id(s.container), s.key), s.get()) for s in bindings.slots] for arm in arms]
     bindings.assign(initial)
+    defined = _defined_where_it_goes_on(bindings.labels(), states, returned_else)
     adoptable = bindings.adoptable([initial] + states)
     layout = Layout(bindings, states[0], bindings.start, adoptable)
     try:
@@ -328,11 +337,24 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     results = ops.if_(p, arms[0][0], arms[1][0], layout.types() + [originals[key].type for key in written])
     payload = results[:len(layout.types())]
     final = layout.build(payload)
-    _mark_undefined(layout, final, f"in only one branch of {where}")
+    _mark_undefined(layout, final, f"in only one branch of {where}", defined)
     bindings.assign(final)
     for a, r in zip(written.values(), results[len(payload):]):
         a.value = r
     _make_stale(adopted, where)
+
+
+def _defined_where_it_goes_on(labels, states, returned_else) -> set:
+    """The variables that have a value on every path on which the function has not returned: a
+    branch on which it has (a return or a raise checked at run time ran in it, or it is the else of
+    the guard around what follows one) runs nothing of the function after the if, so a variable
+    it leaves without a value is not undefined there (its payload on that path is a placeholder)."""
+    flag = labels.index(RETURNED) if RETURNED in labels else None
+    returned = [False, returned_else]
+    if flag is not None:
+        returned = [states[arm][flag] is True and states[1 - arm][flag] is not True for arm in (0, 1)]
+    return {k for k, label in enumerate(labels) if isinstance(label, str)
+            and all(returned[arm] or not is_unset(states[arm][k]) for arm in (0, 1))}
 
 
 def _structure(tree) -> str:
@@ -347,10 +369,11 @@ def _structure(tree) -> str:
     return f"a {name} of {len(tree.children)}"
 
 
-def _mark_undefined(layout: Layout, final, where):
-    """Variables that have a value on some paths only are Undefined (the pending return value is not)."""
+def _mark_undefined(layout: Layout, final, where, defined=()):
+    """Variables that have a value on some paths only are Undefined (the pending return value is
+    not, nor are the ``defined`` ones: they have a value wherever the function goes on)."""
     for k, (label, nodes) in enumerate(zip(layout.bindings.labels(), layout.nodes)):
-        if label != RETURN_VALUE and any(isinstance(node, Late) for node in nodes):
+        if label != RETURN_VALUE and k not in defined and any(isinstance(node, Late) for node in nodes):
             final[k] = undefined(label, where)
 
 

@@ -66,24 +66,16 @@ def trace_private(fn, types, name: str) -> PrivateFunction:
     return PrivateFunction(symbol, out_treedef, len(out_leaves), updated, [a for a, _ in outer], captured)
 
 
-def _walk(block):
-    for op in block.operations:
-        yield op
-        for region in op.regions:
-            for inner in region.blocks:
-                yield from _walk(inner)
-
-
 def _close_over(symbol: Function) -> list:
     """Make ``symbol`` self-contained: copy captured constants in, turn other captured values
     into new arguments; returns the outer values to pass for them."""
     defined = {id(v) for v in symbol.arguments}
-    for op in _walk(symbol.body):
+    for op in symbol.body.walk():
         defined.update(id(r) for r in op.results)
         defined.update(id(a) for region in op.regions for b in region.blocks for a in b.arguments)
     replacements: dict[int, Value] = {}
     captured, copies = [], []
-    for op in _walk(symbol.body):
+    for op in symbol.body.walk():
         for i, v in enumerate(op.operands):
             if id(v) in defined:
                 continue

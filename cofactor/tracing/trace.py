@@ -18,6 +18,7 @@ from ..ir.core import Function, Module, OpBudgetExceeded, OutOfScope, insertion_
 from ..ir.types import TensorType, is_supported_dtype
 from ..pytree import TreeDef, flatten, unflatten
 from .array import TracedArray, constant
+from .checks import Checks
 from .context import STATEFUL_TYPES, Options, TraceContext, tracing
 
 
@@ -45,6 +46,7 @@ class Trace:
     host_inputs: list      # HostInputs: extra arguments after the arrays, fetched at every call
     implicit_writebacks: list  # (host input index, result index): globals and cells the function wrote
     guards: list           # implicit.Guards: what the globals and cells it read must be at a call
+    checks: Checks | None  # its run-time raises and warnings, whose outputs come last (checks.py)
 
 
 def output_value(leaf):
@@ -67,6 +69,7 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     context = TraceContext(module, main, options)
     context.root_frame = sys._getframe()  # where the scans of the program's frames stop
     with tracing(context), insertion_point(main.body), _errors_for_users():
+        context.checks = checks = Checks(context)
         # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
         traced_by_id = {id(arrays[k]): TracedArray(v, scalar=isinstance(arrays[k], np.generic))
                         for k, v in zip(params, main.arguments)}
@@ -85,17 +88,18 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
                 writebacks.append((k, len(out_values)))
                 # Donate the argument's buffer to the updated value: no copy, as NumPy updates in place.
                 main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
-                out_values.append(array.value)
+                out_values.append(checks.unless_fired(original, array.value))
         implicit_writebacks = []
         for implicit in context.implicit.values():
             if implicit.array.value is not implicit.start:
                 implicit_writebacks.append((implicit.start.index - len(params), len(out_values)))
-                out_values.append(implicit.array.value)
+                out_values.append(checks.unless_fired(implicit.start, implicit.array.value))
+        out_values += checks.outputs()
         ops.return_(out_values)
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
-                 list(context.guards.values()))
+                 list(context.guards.values()), checks.finish(main.body))
 
 
 @contextlib.contextmanager

@@ -80,7 +80,7 @@ STATEMENTS = [
     ("empty_like", 1, 0.5), ("self_assign", 0.5, 2), ("if", 7, 4), ("while", 2.5, 1),
     ("for_range", 4, 1.5), ("for_n", 1.5, 0.5), ("for_rows", 1.5, 0.5), ("jump", 0, 5),
     ("early_return", 1.5, 1.5), ("nested_def", 2.5, 0), ("call_nested", 8, 8),
-    ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3), ("accumulate", 1.5, 0.5),
+    ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3), ("accumulate", 1.5, 0.5), ("check", 0.6, 0.6),
 ]
 COMPOUND = {"if", "while", "for_range", "for_n", "for_rows", "nested_def"}
 UNROLL = 8             # cofactor's default: longer static ranges become one rolled loop
@@ -648,6 +648,19 @@ class _Generator:
         self.note("early_return", f"early_return_{'traced' if traced else 'python'}",
                   *["early_return_in_loop"] * bool(ctx.loop))
         return [f"if {cond}:", "    " + self.return_stmt(ctx, ctx.ret)]
+
+    def stmt_check(self, ctx):
+        """A raise or an assert on a condition (cofactor checks it at run time when it is traced); its
+        message may show a scalar's value."""
+        cond, traced = self.cond(ctx)
+        n = next(self.counter)
+        scalar = self.pick(ctx, lambda k: k.cat != "array" or k.shape == ())
+        message = f"f'check {n}: {{{scalar}}}'" if scalar and self.rng.random() < 0.5 else f"'check {n}'"
+        kind = self.rng.choice(["raise", "assert"])
+        self.note(f"check_{kind}", f"check_{'traced' if traced else 'python'}")
+        if kind == "assert":
+            return [f"assert not ({cond}), {message}"]
+        return [f"if {cond}:", f"    raise ValueError({message})"]
 
     def return_stmt(self, ctx, spec):
         values = []

@@ -362,3 +362,14 @@ def strided_view_written_in_a_loop(b):
         v9 = b[::2]
         v9[1:] = v9[:-1]
     return b                    # [1.11 -1.07 1.11 -0.65 1.11] (slice_elementwise left b[-1] at 0.91)
+
+
+@regression(np.array([1.0, -2.0]))
+def assignment_after_a_nested_early_return(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            return x
+        y = x * 2               # after the inner if, on the path that did not return
+    else:
+        y = x - 1
+    return y                    # [2. -4.] (was x: y was undefined after the inner if, and returning it dropped it)

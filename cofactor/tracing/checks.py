@@ -1,0 +1,196 @@
+"""Run-time checks: ``raise``, ``assert`` and ``warnings.warn`` where the code being traced may not
+run (a branch of a traced ``if``, the body of a traced loop).
+
+A compiled program cannot raise, so it computes what Python would have done and cofactor does it
+after the call.  Each ``raise`` reached in such code is a *site*, numbered from 1 in the order the
+trace meets them, with the exception Python would raise, built at trace time.  The program carries
+one int64 vector, the *check state*, made zero when the trace starts and stored like any array, so
+traced branches and loops carry its writes as they carry any other: its first entry is the site
+that fired, which a site sets where it is reached if no site has yet (Python stops at the first).
+Converted code treats a ``raise`` like a ``return`` (convert/checks.py): what follows it on that
+path does not run, and a loop it is in stops.  When a site fired, the program returns the
+arguments and globals it updates unchanged (NumPy's state at the raise would need the writes
+before it only), and cofactor raises that site's exception, with the user's line as a note.  A
+traced scalar its message formats (an f-string, ``str``, ``repr``, ``%``) shows its run-time value:
+the message holds a token, the site writes the value to a slot of the state, and the token is
+replaced after the call (16 slots; past them, and for arrays, the trace-time text).
+
+``warnings.warn`` does not stop the program: each warning site is a bit of the state's second
+entry, set where it is reached, and after the call cofactor issues the warnings whose bits are
+set, in the order the trace met them.  Code that always runs raises and warns at trace time, as
+Python does.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UnsupportedError, located
+from ..ir import ops
+from . import context
+from .array import TracedArray
+
+
+# The program's check state, one int64 vector: the fired site, the warned-sites mask (a bit per
+# site, so at most 64 warning sites), and the slots holding the scalars the raise messages show.
+_FIRED, _WARNED, _SLOTS = 0, 1, 2
+MAX_WARNINGS = 64
+MESSAGE_SLOTS = 16
+
+
+@dataclass
+class Site:
+    exception: BaseException | None  # None for a warning site
+    warning: tuple | None            # (message, category) for a warning site
+    where: tuple                     # (file, line) of the user's raise or warnings.warn
+    shown: list = field(default_factory=list)  # (token, slot, dtype, Python type or None, how, spec) in its message
+
+
+class Checks:
+    """The check sites of one trace and the program's check state.  The state is made when the
+    trace starts, before any branch or loop, and kept among the trace's objects, so that every
+    region carries its writes (heap.py); unread, it is removed."""
+
+    def __init__(self, trace):
+        self.raises: list[Site] = []
+        self.warns: list[Site] = []
+        self.state = trace.per_trace("checks", lambda: TracedArray(ops.constant(np.zeros(_SLOTS + MESSAGE_SLOTS,
+                                                                                         np.int64))))
+        self._made = self.state.value
+        self.shown = None  # while a raise's message is built: that site's list of scalars shown
+
+    @property
+    def used(self) -> bool:
+        return bool(self.raises or self.warns)
+
+    def finish(self, body) -> Checks | None:
+        """The checks, or None when the trace has none (and then the state is gone, unless a loop carried it)."""
+        if self.used:
+            return self
+        if not any(v is self._made for op in body.walk() for v in op.operands):
+            body.operations.remove(self._made.owner)
+        return None
+
+    def outputs(self) -> list:
+        """The values the program returns for its checks, after its results and updates."""
+        return [self.state.value] if self.used else []
+
+    def _entry(self, index):
+        return ops.reshape(ops.slice(self.state.value, (index,), (index + 1,)), ())
+
+    def _set(self, index, value, where=None):
+        """Entry ``index`` becomes ``value`` where the code being traced runs (in a bounded loop's
+        spare iterations it does not) and ``where`` (an i1 scalar) holds."""
+        from .control import running
+        live = running()
+        for condition in (where, live):
+            if condition is not None:
+                value = ops.select(condition, value, self._entry(index))
+        self.state.value = ops.dynamic_update_slice(self.state.value, ops.reshape(value, (1,)),
+                                                    [ops.constant(np.asarray(index, np.int64))])
+
+    def unless_fired(self, original, updated):
+        """An argument's value after the call: ``updated``, or ``original`` when a site fired."""
+        if not self.raises:
+            return updated
+        fired = ops.compare(self._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "NE")
+        return ops.select(ops.broadcast_in_dim(fired, updated.shape, ()), original, updated)
+
+    def placeholder(self, array: TracedArray, how: str, spec: str = "") -> str | None:
+        """A token standing, in the message being built, for ``array``'s run-time value (None: no slot
+        for it, so it shows as at trace time)."""
+        slot = _SLOTS + sum(len(site.shown) for site in self.raises) + len(self.shown or ())
+        if self.shown is None or array.size != 1 or array.dtype.kind not in "biuf" or \
+                slot == _SLOTS + MESSAGE_SLOTS:
+            return None
+        token = f"\x00cofactor {slot}\x00"
+        self.shown.append((token, slot, array, how, spec))
+        return token
+
+
+def _checks(what) -> Checks:
+    trace = context.current()
+    if trace.checks is None or context.is_differentiating():
+        raise located(UnsupportedError(
+            f"{what} under a traced condition inside code cofactor differentiates or traces as a function of its own "
+            "is not supported yet: check the condition outside it (in the function you compile)"))
+    return trace.checks
+
+
+def _bits(array: TracedArray):
+    """A scalar's value as an int64 (a float's bit pattern, as float64)."""
+    v = ops.reshape(array.value, ())
+    if array.dtype.kind == "f":
+        return ops.bitcast_convert(ops.convert(v, np.float64), np.int64)
+    return ops.convert(v, np.int64)
+
+
+def reached_raise(make, where):
+    """A ``raise`` reached in code that may not run: ``make()`` builds the exception (a traced scalar
+    it formats shows its run-time value)."""
+    checks = _checks("raise")
+    checks.shown = []
+    try:
+        exception = make()
+    finally:
+        shown, checks.shown = checks.shown, None
+    site = Site(exception, None, where)
+    checks.raises.append(site)
+    first = ops.compare(checks._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
+    for token, slot, array, how, spec in shown:  # written only by the raise that fires: the first
+        checks._set(slot, _bits(array), first)
+        site.shown.append((token, slot, array.dtype, array.weak, how, spec))
+    checks._set(_FIRED, ops.constant(np.asarray(len(checks.raises), np.int64)), first)
+
+
+def reached_warning(message, category, where):
+    """A ``warnings.warn(message, category)`` reached in code that may not run."""
+    checks = _checks("warnings.warn")
+    if len(checks.warns) == MAX_WARNINGS:
+        raise located(UnsupportedError(f"more than {MAX_WARNINGS} warnings.warn calls under traced conditions in one "
+                                       "compiled function"))
+    checks.warns.append(Site(None, (message, category), where))
+    bit = ops.constant(np.asarray(1 << (len(checks.warns) - 1), np.uint64).view(np.int64))
+    checks._set(_WARNED, ops.binary("stablehlo.or", checks._entry(_WARNED), bit))
+
+
+def _shown(site: Site, state) -> dict:
+    """Each token of the site's message -> the text of its scalar's run-time value."""
+    texts = {}
+    for token, slot, dtype, weak, how, spec in site.shown:
+        bits = np.int64(state[slot])
+        value = (bits.view(np.float64) if dtype.kind == "f" else bits).astype(dtype)[()]
+        value = weak(value) if weak else value
+        texts[token] = format(value, spec) if how == "format" else repr(value) if how == "repr" else str(value)
+    return texts
+
+
+def after_call(checks: Checks, state):
+    """Issue the warnings and raise the exception the program's check state (a host int64 vector)
+    says Python would have."""
+    warned = int(state[_WARNED].view(np.uint64))
+    for k, site in enumerate(checks.warns):
+        if warned >> k & 1:
+            message, category = site.warning
+            warnings.warn_explicit(message, category, *site.where)
+    fired = int(state[_FIRED])
+    if fired:
+        site = checks.raises[fired - 1]
+        error = copy.copy(site.exception)
+        error.__cause__, error.__suppress_context__ = site.exception.__cause__, site.exception.__suppress_context__
+        texts = _shown(site, state)
+        if texts:
+            error.args = tuple(_filled(a, texts) for a in error.args)
+        error.add_note(f"raised by the compiled function, at {site.where[0]}:{site.where[1]}")
+        raise error.with_traceback(None)
+
+
+def _filled(arg, texts):
+    if not isinstance(arg, str):
+        return arg
+    for token, text in texts.items():
+        arg = arg.replace(token, text)
+    return arg

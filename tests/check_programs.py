@@ -1,0 +1,76 @@
+"""Programs with raise and assert under traced conditions, for tests/test_checks.py (a module of its
+own: pytest rewrites the assert statements of test modules)."""
+import numpy as np
+
+
+class Diverged(ArithmeticError):
+    pass
+
+
+def sqrt_of_nonnegative(x):
+    if x.min() < 0:
+        raise ValueError("negative input")
+    return np.sqrt(x)
+
+
+def asserted(x):
+    assert (x >= 0).all(), "x must be non-negative"
+    return x * 2
+
+
+def newton(x):
+    steps = 0
+    while np.abs(x * x - 2.0).max() > 1e-12:
+        x = x - (x * x - 2.0) / (2 * x)
+        steps += 1
+        if steps > 3:
+            raise RuntimeError(f"no convergence after {steps} steps, residual {np.abs(x * x - 2).max():.3e}")
+    return x
+
+
+def two_sites(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            raise Diverged("both positive", x.shape)
+        y = x * 2
+    else:
+        y = x - 1
+        if y.sum() < -10:
+            raise KeyError(f"sum {y.sum()}")
+    return y
+
+
+def raise_in_rolled_loop(x):
+    for i in range(12):
+        x = x * 1.5
+        if x.max() > 100:
+            raise OverflowError(f"step {i}: {x.max()}")
+    return x
+
+
+def _require_finite(v):
+    if not np.isfinite(v).all():
+        raise FloatingPointError("not finite")
+    return v
+
+
+def via_helper(x):
+    y = _require_finite(np.log(x))
+    return y + 1
+
+
+def raise_class_with_cause(x):
+    if x.sum() > 0:
+        raise Diverged from ValueError("cause")
+    return x
+
+
+PROGRAMS = [
+    (sqrt_of_nonnegative, [np.array([1.0, 4.0]), np.array([-1.0, 4.0])]),
+    (asserted, [np.array([1.0, 2.0]), np.array([1.0, -2.0])]),
+    (newton, [np.array([1.4142, 1.4143]), np.array([1.0, 300.0])]),
+    (two_sites, [np.array([1.0, 2.0]), np.array([1.0, -2.0]), np.array([-1.0, -20.0]), np.array([-1.0, 2.0])]),
+    (raise_in_rolled_loop, [np.array([1.0, 2.0]), np.array([0.1, 0.2])]),
+    (via_helper, [np.array([1.0, 2.0]), np.array([0.0, 2.0]), np.array([-1.0, 2.0])]),
+    (raise_class_with_cause, [np.array([1.0]), np.array([-1.0])]),
+]

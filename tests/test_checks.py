@@ -1,0 +1,118 @@
+"""raise, assert and warnings.warn under traced conditions: run-time checks (tracing/checks.py),
+compared with Python running the same function on NumPy arrays."""
+import warnings
+
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+
+from check_programs import PROGRAMS, sqrt_of_nonnegative
+
+
+def _outcome(fn, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's log(0), log(-1)
+        try:
+            return "value", np.asarray(fn(x))
+        except Exception as e:
+            return "error", (type(e), str(e), type(e.__cause__), str(e.__cause__))
+
+
+@pytest.mark.parametrize("fn, inputs", PROGRAMS, ids=[fn.__name__ for fn, _ in PROGRAMS])
+def test_raise_under_a_traced_condition_is_checked_at_run_time(fn, inputs):
+    compiled = cf.jit(fn)
+    for x in inputs:
+        want, got = _outcome(fn, x.copy()), _outcome(compiled, x.copy())
+        assert got[0] == want[0], (x, got, want)
+        if want[0] == "value":
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        else:
+            assert got[1] == want[1]  # type, message (run-time values in it), cause
+    assert len(compiled.cache) == 1  # one program for every input: the checks run in it
+
+
+def test_the_checked_exception_names_the_users_line():
+    with pytest.raises(ValueError) as info:
+        cf.jit(sqrt_of_nonnegative)(np.array([-1.0]))
+    where = f"{sqrt_of_nonnegative.__code__.co_filename}:{sqrt_of_nonnegative.__code__.co_firstlineno + 2}"
+    assert any(where in note for note in info.value.__notes__)
+
+
+def _update_then_check(a, b):
+    a += 1.0
+    b[0] = 5.0
+    if a.max() > 3:
+        raise ValueError("too big")
+    return a.sum()
+
+
+def test_arguments_are_left_untouched_when_a_check_fires():
+    compiled = cf.jit(_update_then_check)
+    a, b = np.array([1.0, 2.5]), np.zeros(2)
+    with pytest.raises(ValueError, match="too big"):
+        compiled(a, b)
+    np.testing.assert_array_equal(a, [1.0, 2.5])  # NumPy would have updated them before raising
+    np.testing.assert_array_equal(b, [0.0, 0.0])
+    a = np.array([0.5, 1.0])
+    assert float(np.asarray(compiled(a, b))) == 3.5
+    np.testing.assert_array_equal(a, [1.5, 2.0])
+    np.testing.assert_array_equal(b, [5.0, 0.0])
+    device = cf.to_device(np.array([2.0, 2.5]))  # a donated buffer gets its original value back
+    with pytest.raises(ValueError):
+        compiled(device, b)
+    np.testing.assert_array_equal(np.asarray(device), [2.0, 2.5])
+
+
+def _warns(x):
+    if x.min() < 0:
+        warnings.warn("negative values clipped")
+        x = np.maximum(x, 0)
+    if x.max() > 10:
+        warnings.warn(RuntimeWarning("large values"))
+    return x
+
+
+def test_warning_under_a_traced_condition_is_issued_only_when_reached():
+    compiled = cf.jit(_warns)
+    for x, expected in (([1.0, 2.0], []), ([-1.0, 2.0], ["negative values clipped"]),
+                        ([-1.0, 20.0], ["negative values clipped", "large values"]), ([1.0, 20.0], ["large values"])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = compiled(np.array(x))
+        assert [str(w.message) for w in caught] == expected
+        assert [w.category for w in caught] == [UserWarning if "neg" in m else RuntimeWarning for m in expected]
+        assert all(w.filename == __file__ for w in caught)
+        np.testing.assert_array_equal(np.asarray(got), _warns(np.array(x)) if not expected else np.array(got))
+
+
+def test_a_raise_on_a_python_condition_raises_when_traced():
+    def f(x, n):
+        if n > 2:
+            raise ValueError(f"n is {n}")
+        return x * n
+    with pytest.raises(ValueError, match="n is 3"):
+        cf.jit(f)(np.ones(2), 3)
+    np.testing.assert_array_equal(np.asarray(cf.jit(f)(np.ones(2), 2)), [2.0, 2.0])
+
+
+def test_a_raise_a_try_may_catch_stays_python():
+    def f(x):
+        try:
+            if x.sum() > 0:
+                raise ValueError("caught?")
+        except ValueError:
+            x = x * 0
+        return x
+    with pytest.raises(cf.TracingError, match="caught"):
+        cf.jit(f)(np.ones(2))
+
+
+def test_a_checked_raise_inside_a_gradient_is_refused_clearly():
+    def loss(x):
+        if x.sum() > 100:
+            raise ValueError("too big")
+        return (x * x).sum()
+    with pytest.raises(cf.UnsupportedError, match="raise under a traced condition"):
+        cf.grad(loss)(np.ones(3))
