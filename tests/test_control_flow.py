@@ -231,6 +231,56 @@ def test_break_and_continue():
     check(grow_until, np.ones(3))
 
 
+def loop_variable_after_break(x, n):
+    for i in range(n):
+        if x[i % 3] > 5:
+            break
+        x = x + 1
+    return x, i  # the iteration that broke, or the last one
+
+
+def loop_variable_after_break_at_the_end(x, n):
+    for i in range(n):
+        x = x + 1
+        if x[0] > 5:
+            break
+    else:
+        x = -x
+    return x, i
+
+
+def assigned_after_a_nested_return(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            return x
+        y = x * 2  # where the inner if did not return
+    else:
+        y = x - 1
+    return y
+
+
+@pytest.mark.parametrize("n", [4, 20], ids=["unrolled", "rolled"])
+def test_loop_variable_after_a_traced_break(n):
+    for start in (1.0, 10.0, -30.0):
+        check(loop_variable_after_break, np.array([start, 2.0, 3.0]), n)
+        check(loop_variable_after_break_at_the_end, np.array([start, 2.0]), n)
+
+
+def test_variable_assigned_after_a_return_in_a_nested_traced_if():
+    for x in ([1.0, 2.0], [1.0, -2.0], [-1.0, 2.0]):
+        check(assigned_after_a_nested_return, np.array(x))
+
+
+def test_loop_variable_of_a_traced_range_is_an_error_at_its_use():
+    def last_index(x, n):
+        for i in range(n):
+            x = x + i
+        return x, i
+    with pytest.raises(cf.TracingError, match="may run zero times") as info:
+        cf.jit(last_index)(np.ones(2), np.int64(3))
+    assert f"{__file__}:{last_index.__code__.co_firstlineno + 3}" in str(info.value)  # the return, not the call
+
+
 def first_positive(x, n):
     for i in range(n):
         if x[i] > 0:

@@ -25,6 +25,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
 _LOOP_EXITS = (ast.Break, ast.Continue)
+_EXITED_ELSE = "cofactor_exited_else"  # set on the guards whose else path has left the function or loop
 
 
 def _walk(nodes, barriers):
@@ -102,9 +103,15 @@ def _assign(name, value, at):
     return ast.copy_location(ast.Assign([_name(name, ast.Store)], value), at)
 
 
-def _guard(test, stmts, at):
-    """``if test: stmts`` (nothing when there are no statements)."""
-    return [ast.copy_location(ast.If(test, stmts, []), at)] if stmts else []
+def _guard(test, stmts, at, exited_else=False):
+    """``if test: stmts`` (nothing when there are no statements).  ``exited_else``: the else path is
+    one on which the function has returned, or the loop broke before this iteration, so nothing
+    that follows in the function or the loop body runs there (traced, it is told so)."""
+    if not stmts:
+        return []
+    guard = ast.copy_location(ast.If(test, stmts, []), at)
+    setattr(guard, _EXITED_ELSE, exited_else)
+    return [guard]
 
 
 def _function(name, params, body, nonlocals):
@@ -236,7 +243,7 @@ def _single_exit(stmts, in_loop):
                 st.body[:] = _single_exit(st.body, True)
             rest = _single_exit(stmts[index + 1:], in_loop)
             if not in_loop:
-                return out + [st] + _guard(go_on(), rest, st)
+                return out + [st] + _guard(go_on(), rest, st, exited_else=True)
             # In a loop, the break (under ifs, turned into flags later) skips the rest.
             leave = _guard(_name(_RETURNED), [ast.copy_location(ast.Break(), st)], st) if isinstance(st, _LOOPS) else []
             return out + [st] + leave + rest
@@ -359,6 +366,12 @@ class ControlFlow(ast.NodeTransformer):
         self.finally_of.pop()
         return node
 
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        if node.value is not None:  # a variable with no value here fails at this line, as in Python
+            node.value = ast.copy_location(ast.Call(_runtime("returning"), [node.value], []), node.value)
+        return node
+
     def visit_IfExp(self, node):
         self.generic_visit(node)
         return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, _lambda(node.body), _lambda(node.orelse),
@@ -398,9 +411,7 @@ class ControlFlow(ast.NodeTransformer):
     def visit_If(self, node):
         names = self._names([node.body, node.orelse])
         escape = _escape(node.body + node.orelse)
-        # The guard _single_exit puts around what follows a return: its else path has returned.
-        guard = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) and \
-            isinstance(node.test.operand, ast.Name) and node.test.operand.id == _RETURNED
+        exited_else = getattr(node, _EXITED_ELSE, False)
         self.generic_visit(node)
         if names is None or escape:
             return self._unconverted(node, "if statement", node.body + node.orelse, escape, names)
@@ -410,7 +421,7 @@ class ControlFlow(ast.NodeTransformer):
         orelse = _function(f"{p}_else", [], node.orelse, names)
         call = self._call("if_", [node.test, _name(then.name), _name(orelse.name), _name(getter.name),
                                   _name(setter.name), _constants(names),
-                                  ast.Constant(node.lineno), ast.Constant(guard)], node)
+                                  ast.Constant(node.lineno), ast.Constant(exited_else)], node)
         return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
     def _exit_flags(self, node):
@@ -466,7 +477,7 @@ class ControlFlow(ast.NodeTransformer):
         item = f"{p}_item"
         node.body = [ast.copy_location(ast.Assign([node.target], _name(item)), node)] + node.body
         if brk:  # iterations after a break do nothing, nor assign the loop variable
-            node.body = _guard(ast.UnaryOp(ast.Not(), _name(brk)), node.body, node)
+            node.body = _guard(ast.UnaryOp(ast.Not(), _name(brk)), node.body, node, exited_else=True)
         self.generic_visit(node)
         getter, setter = _state_functions(p, names)
         body = _function(f"{p}_body", [item], node.body, names)

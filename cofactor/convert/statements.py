@@ -143,12 +143,12 @@ def not_(x):
     return np.logical_not(_scalar_predicate(x)) if _traced(x) else not x
 
 
-def if_(test, then_fn, else_fn, get, set_, names, line, returned_else=False):
+def if_(test, then_fn, else_fn, get, set_, names, line, exited_else=False):
     if not _traced(test):
         (then_fn if test else else_fn)()
         return
     control.cond(test, then_fn, else_fn, names, get, set_, Scope(sys._getframe(1), get), line,
-                 returned_else=returned_else)
+                 exited_else=exited_else)
 
 
 def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):

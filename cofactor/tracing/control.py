@@ -289,13 +289,13 @@ def _traced_anyway(what: str):
 
 
 def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, broadcast=False,
-         returned_else=False):
+         exited_else=False):
     """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if.
 
     Variables may hold pytrees (tuples, lists, dicts) of arrays and numbers; their structure
     must be the same after both branches (and, unless ``broadcast``, their shapes).
-    ``returned_else``: the else path is one where the function has returned (the guard around
-    what follows a return).
+    ``exited_else``: on the else path the function has returned, or the loop broke before this
+    iteration (the guards around what follows a return, and around a loop body after a break).
     """
     p = predicate(pred)
     where = f"the if at line {line}"
@@ -307,7 +307,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     initial = initial + [s.get() for s in bindings.slots]
     states = [arm[1] + [arm[2].get((id(s.container), s.key), s.get()) for s in bindings.slots] for arm in arms]
     bindings.assign(initial)
-    defined = _defined_where_it_goes_on(bindings.labels(), states, returned_else)
+    defined = _defined_where_it_goes_on(bindings.labels(), states, exited_else)
     adoptable = bindings.adoptable([initial] + states)
     layout = Layout(bindings, states[0], bindings.start, adoptable)
     try:
@@ -344,17 +344,17 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     _make_stale(adopted, where)
 
 
-def _defined_where_it_goes_on(labels, states, returned_else) -> set:
-    """The variables that have a value on every path on which the function has not returned: a
-    branch on which it has (a return or a raise checked at run time ran in it, or it is the else of
-    the guard around what follows one) runs nothing of the function after the if, so a variable
-    it leaves without a value is not undefined there (its payload on that path is a placeholder)."""
+def _defined_where_it_goes_on(labels, states, exited_else) -> set:
+    """The variables that have a value on every path that goes on: a branch on which the function
+    has returned (a return or a raise checked at run time ran in it), or the else of a guard on
+    whose else path the function or loop has exited, runs nothing after the if, so a variable it
+    leaves without a value is not undefined there (its payload on that path is a placeholder)."""
     flag = labels.index(RETURNED) if RETURNED in labels else None
-    returned = [False, returned_else]
+    exited = [False, exited_else]
     if flag is not None:
-        returned = [states[arm][flag] is True and states[1 - arm][flag] is not True for arm in (0, 1)]
+        exited = [exited[arm] or states[arm][flag] is True and states[1 - arm][flag] is not True for arm in (0, 1)]
     return {k for k, label in enumerate(labels) if isinstance(label, str)
-            and all(returned[arm] or not is_unset(states[arm][k]) for arm in (0, 1))}
+            and all(exited[arm] or not is_unset(states[arm][k]) for arm in (0, 1))}
 
 
 def _structure(tree) -> str:
