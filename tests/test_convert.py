@@ -178,3 +178,33 @@ def test_builtin_max_and_min_of_traced_values_are_pythons(fn):
     for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
         np.testing.assert_array_equal(np.asarray(g), w)
         assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def _rounded(x, n):
+    total = 0.0
+    for i in range(10):  # a rolled loop: round() of a traced Python float and of NumPy scalars
+        total = total + x[i % 4] * 1.5
+    return (round(x[0]), round(x[1], 1), round(x[2] * 10, -1), round(n[0]), round(total), round(x[3]) + 0.5,
+            round(n[1], -1))
+
+
+def _flat(m):
+    y = m.copy()
+    y.flat[[0, 4]] = -1.0
+    y.T.flat[1] = 9.0  # through a transposed view: C order of the view
+    t = 0.0
+    for v in y[:, :2].flat:
+        t = t + v
+    return y, t, y.flat[2:5], m.flat[-1], len(m.flat)
+
+
+def test_round_and_flat_as_numpy():
+    x, n = np.array([2.5, 1.25, -3.47, 0.5]), np.array([7, 15])
+    m = np.arange(6.0).reshape(2, 3)
+    for fn, args in ((_rounded, (x, n)), (_flat, (m,))):
+        want, got = fn(*args), cf.jit(fn)(*args)
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)  # round(1.25, 1): XLA's 1.2 is 1 ulp off here
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+    with pytest.raises(TypeError, match="__round__"):  # an ndarray has none, as in NumPy
+        cf.jit(lambda a: round(a))(x)

@@ -445,6 +445,46 @@ TracedArray.__rpow__ = _operator(np.power, reflected=True)
 TracedArray.__ipow__ = lambda self, other: _update(self, np.square) if _is_two(other) else \
     _update(self, np.power, other)
 
+def _round(self, ndigits=None):
+    """Python's round() of a NumPy scalar or a Python number (an ndarray has none): NumPy's round
+    half to even; to no digits, a Python int, as NumPy's ``__round__`` gives."""
+    if not self.scalar:
+        raise located(TypeError("type numpy.ndarray doesn't define __round__ method"))
+    rounded = np.round(self, 0 if ndigits is None else ndigits)
+    if ndigits is None:
+        return _as_python_number(TracedArray(rounded.astype(np.int64).value, scalar=True))
+    return rounded
+
+
+TracedArray.__round__ = _round
+
+
+class FlatIterator:
+    """``a.flat``: the elements of ``a`` in C order, read by index and written through into ``a``."""
+
+    def __init__(self, base: TracedArray):
+        self.base = base
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+    def __getitem__(self, index):
+        return self.base.flatten()[index]
+
+    def __setitem__(self, index, new):
+        elements = self.base.flatten()
+        elements[index] = new
+        self.base[...] = elements.reshape(self.base.shape)
+
+    def copy(self):
+        return self.base.flatten()
+
+
+TracedArray.flat = property(FlatIterator)
+
 # Methods that are the NumPy function of the same name with the array first.
 _FUNCTION_METHODS = [
     "sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all",
