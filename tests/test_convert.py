@@ -195,10 +195,12 @@ def _flat(m):
     t = 0.0
     for v in y[:, :2].flat:
         t = t + v
+    for index, v in np.ndenumerate(m[:, 1:]):
+        t = t + v * index[0]
     return y, t, y.flat[2:5], m.flat[-1], len(m.flat)
 
 
-def test_round_and_flat_as_numpy():
+def test_round_flat_and_ndenumerate_as_numpy():
     x, n = np.array([2.5, 1.25, -3.47, 0.5]), np.array([7, 15])
     m = np.arange(6.0).reshape(2, 3)
     for fn, args in ((_rounded, (x, n)), (_flat, (m,))):

@@ -60,3 +60,13 @@ def test_outer():
 def test_non_associative_reduce_is_refused():
     with pytest.raises(cf.UnsupportedError, match="numpy.subtract.reduce"):
         cf.jit(lambda a: np.subtract.reduce(a))(X)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum])
+def test_reduceat_with_indices_known_at_trace_time(ufunc):
+    m = np.arange(12, dtype=np.int8).reshape(3, 4) - 5
+    check(lambda x: (ufunc.reduceat(x, [0, 4, 1, 6, 6]), ufunc.reduceat(x[:3], np.array([2]))), X.ravel())
+    check(lambda x: (ufunc.reduceat(x, [0, 2], axis=1), ufunc.reduceat(x, [2, 0], axis=0),
+                     ufunc.reduceat(x, [1, 3], axis=-1, dtype=np.float32)), m)
+    with pytest.raises(IndexError, match="out-of-bounds in"):
+        cf.jit(lambda x: ufunc.reduceat(x, [0, 12]))(X.ravel())

@@ -574,3 +574,11 @@ def linalg_cross(x1, x2, /, *, axis=-1):
         raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, "
                          f"but they are {np.shape(x1)[axis]} and {np.shape(x2)[axis]} dimensional instead.")
     return np.cross(x1, x2, axis=axis)
+
+
+@constructs(np.ndenumerate)
+def ndenumerate(arr):
+    """``np.ndenumerate`` of a traced array: each index with the element there, in C order."""
+    if not isinstance(arr, TracedArray):
+        return np.ndenumerate(arr)
+    return ((index, arr[index]) for index in np.ndindex(arr.shape))

@@ -1,4 +1,4 @@
-"""``out=`` for ufuncs, and the ufunc methods reduce, accumulate, outer and at."""
+"""``out=`` for ufuncs, and the ufunc methods reduce, accumulate, reduceat, outer and at."""
 from __future__ import annotations
 
 import numpy as np
@@ -80,6 +80,39 @@ def _reduce(ufunc):
         return result if out is None else write_out(out, result, ufunc.__name__)
 
 
+def _reduceat(ufunc):
+    @implements_ufunc(ufunc, "reduceat")
+    def reduceat(array, indices, axis=0, dtype=None, out=None):
+        """Each segment array[indices[i]:indices[i + 1]] along ``axis`` reduced (the last one to the
+        end; the element at indices[i] where the next index is not larger), for indices known at
+        trace time."""
+        _associative(ufunc, "reduceat")
+        known = known_value(indices)
+        if known is None:
+            raise UnsupportedError(f"numpy.{ufunc.__name__}.reduceat with traced indices is not supported")
+        starts = np.asarray(known)
+        if starts.ndim != 1:
+            raise ValueError("setting an array element with a sequence. The requested array would exceed the "
+                             "maximum number of dimension of 1.")
+        v = value(array)
+        axis = axis_index(axis, v.type.rank)
+        n = v.shape[axis]
+        target = numpy_dtype(lambda x, **kw: ufunc.reduceat(x, [0], **kw), v.dtype, dtype=dtype)
+        segments = []
+        for k, start in enumerate(starts.tolist()):
+            if not 0 <= start < n:
+                raise IndexError(f"index {start} out-of-bounds in {ufunc.__name__}.reduceat [0, {n})")
+            stop = n if k + 1 == len(starts) else starts[k + 1] if starts[k + 1] > start else start + 1
+            lo, hi = [0] * v.type.rank, list(v.shape)
+            lo[axis], hi[axis] = start, stop
+            segment = ops.convert(ops.slice(v, lo, hi), target)
+            segments.append(_keep(reduce_ufunc(segment, (axis,), ufunc), (axis,), True, v.type.rank))
+        shape = list(v.shape)
+        shape[axis] = 0
+        result = wrap(ops.concatenate(segments, axis) if segments else ops.constant(np.zeros(shape, target)))
+        return result if out is None else write_out(out, result, ufunc.__name__)
+
+
 def _outer(ufunc):
     @implements_ufunc(ufunc, "outer")
     def outer(a, b, **kwargs):
@@ -134,6 +167,7 @@ def _at(ufunc):
 for _ufunc in list(KERNELS):
     if _ufunc.nin == 2 and _ufunc.nout == 1:
         _reduce(_ufunc)
+        _reduceat(_ufunc)
         _outer(_ufunc)
         _at(_ufunc)
 
