@@ -11,7 +11,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex, Broadcast, ReadOnly, Reshape, Transpose, full_slices, strided_like
+from ..tracing.views import BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, strided_like
 from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
                     reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
@@ -179,6 +179,56 @@ def broadcast_to_(array, shape, subok=False):
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
                          f"[original->remapped]: {v.shape} and requested shape {tuple(shape)}")
     return view(array, ReadOnly(Broadcast(shape), "assignment destination is read-only"))
+
+
+class _Windows(Lens):
+    """``sliding_window_view``: each window of ``window_shape`` along ``axes``, its elements on new
+    trailing axes, read as one slice of the base per position in the window."""
+
+    def __init__(self, window_shape, axes):
+        self.window_shape, self.axes = tuple(window_shape), tuple(axes)
+
+    def _positions(self, shape):
+        """The shape of the window starts, and the base's starts for each position in a window."""
+        starts_shape = list(shape)
+        for a, w in zip(self.axes, self.window_shape):
+            starts_shape[a] -= w - 1
+        for offsets in np.ndindex(*self.window_shape):
+            start = [0] * len(shape)
+            for a, o in zip(self.axes, offsets):
+                start[a] += o
+            yield starts_shape, start
+
+    def read(self, base):
+        pieces, shape = [], None
+        for shape, start in self._positions(base.shape):
+            piece = ops.slice(base, start, [s + n for s, n in zip(start, shape)])
+            pieces.append(ops.reshape(piece, [*shape, 1]))
+        stacked = ops.concatenate(pieces, len(shape)) if len(pieces) > 1 else pieces[0]
+        return ops.reshape(stacked, [*shape, *self.window_shape])
+
+    def type_of(self, base):
+        shape = next(self._positions(base.shape))[0]
+        return base.with_shape([*shape, *self.window_shape])
+
+    def on_numpy(self, array):
+        return np.lib.stride_tricks.sliding_window_view(array, self.window_shape, self.axes)
+
+
+@implements(np.lib.stride_tricks.sliding_window_view)
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """A read-only view (NumPy's default; ``writeable=True`` windows overlap, so writes through
+    them are not supported)."""
+    if writeable:
+        raise UnsupportedError("numpy.lib.stride_tricks.sliding_window_view(..., writeable=True) is not supported "
+                               "(its windows overlap); read the windows, and write into the array itself")
+    window_shape = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    # NumPy checks the arguments (and gives its errors) on an array of the same shape and strides.
+    np.lib.stride_tricks.sliding_window_view(strided_like(x), window_shape, axis)
+    ndim = np.ndim(x)
+    axes = tuple(range(ndim)) if axis is None else tuple(axis_index(a, ndim) for a in
+                                                          (axis if np.iterable(axis) else (axis,)))
+    return view(x, ReadOnly(_Windows(window_shape, axes), "assignment destination is read-only"))
 
 
 @implements(np.broadcast_arrays)

@@ -26,11 +26,12 @@ Names, storage and views, as NumPy has them:
 """
 from __future__ import annotations
 
+import gc
 import itertools
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, UnsupportedError, located
+from ..errors import ConcretizationError, TracingError, UnsupportedError, located, numpy_rules
 from ..ir import ops
 from ..ir.core import Value, current_block
 from . import context, dispatch
@@ -109,7 +110,7 @@ class TracedArray:
         return [self] if self.lens is None else self.base.owners()
 
     # --- static properties ---------------------------------------------------------
-    shape = property(lambda self: self.type.shape)
+    shape = property(lambda self: self.type.shape, lambda self, shape: _set_shape(self, shape))
     dtype = property(lambda self: self.type.dtype)
     ndim = property(lambda self: self.type.rank)
     size = property(lambda self: self.type.size)
@@ -444,6 +445,23 @@ TracedArray.__pow__ = _power
 TracedArray.__rpow__ = _operator(np.power, reflected=True)
 TracedArray.__ipow__ = lambda self, other: _update(self, np.square) if _is_two(other) else \
     _update(self, np.power, other)
+
+def _set_shape(array: TracedArray, shape):
+    """``a.shape = shape``: ``a`` itself takes the shape, on the same storage (other views keep theirs)."""
+    from .views import Reshape, strided_like
+    if array.scalar:
+        raise located(AttributeError("attribute 'shape' of 'numpy.generic' objects is not writable"))
+    fake = strided_like(array)
+    with numpy_rules():  # NumPy's checks and errors: a size that differs, strides that need a copy
+        fake.shape = shape
+    if array.lens is not None:  # a view: now a reshape of what it was
+        array.base, array.lens, array._read = TracedArray(None, array.base, array.lens), Reshape(fake.shape), None
+    elif any(isinstance(r, TracedArray) and r.base is array for r in gc.get_referrers(array)):
+        raise located(UnsupportedError("assigning .shape of an array that views of it still read is not supported "
+                                       "(they would keep its old shape): use a = a.reshape(...)"))
+    else:
+        array.value = ops.reshape(array.value, fake.shape)
+
 
 def _round(self, ndigits=None):
     """Python's round() of a NumPy scalar or a Python number (an ndarray has none): NumPy's round

@@ -221,3 +221,47 @@ def test_uneven_repeat_keeps_the_optimizer():
     with warnings.catch_warnings():
         warnings.simplefilter("error", cf.OptimizationWarning)
         check(lambda m: np.repeat(m, [2, 1, 1, 0], axis=-1), M)
+
+
+def _later_write(a):
+    windows = np.lib.stride_tricks.sliding_window_view(a, 3)
+    a[0] = 100.0  # a view: it sees the write
+    return windows.max(-1)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: np.lib.stride_tricks.sliding_window_view(a, 3).mean(-1),
+    lambda a: np.lib.stride_tricks.sliding_window_view(a[::2], (2,)).sum(axis=1),
+    lambda a: np.lib.stride_tricks.sliding_window_view(a.reshape(2, 5), (2, 3)),
+    lambda a: np.lib.stride_tricks.sliding_window_view(a.reshape(5, 2).T, 2, axis=-1),
+    lambda a: np.lib.stride_tricks.sliding_window_view(a.reshape(5, 2), (2, 2), axis=(0, 0)),
+    lambda a: np.lib.stride_tricks.sliding_window_view(a, 11),  # NumPy's error
+    _later_write,
+])
+def test_sliding_window_view(f):
+    check(f, np.arange(10.0) ** 1.5)
+
+
+def test_sliding_window_view_is_read_only():
+    check_raises(ValueError, lambda a: np.lib.stride_tricks.sliding_window_view(a, 3).__setitem__(0, 1.0),
+                 np.arange(5.0), match="read-only")
+
+
+def _shape_assigned(x):
+    x = x + 0  # check() runs NumPy on the same argument first
+    y = x.copy()
+    y.shape = (3, 2)
+    row = x[0]
+    row.shape = (3, 1)
+    row *= 2  # writes x's first row through the reshaped view
+    return y, x, row
+
+
+@pytest.mark.parametrize("f", [
+    _shape_assigned,
+    lambda x: setattr(x.T, "shape", (6,)),   # NumPy's AttributeError: it would need a copy
+    lambda x: setattr(x, "shape", (4,)),     # NumPy's ValueError
+    lambda x: setattr(x.sum(), "shape", (1,)),
+])
+def test_shape_assignment(f):
+    check(f, np.arange(6.0).reshape(2, 3))
