@@ -193,10 +193,22 @@ class TracedArray:
         self._concrete("index")
 
     def item(self, *args):
-        self._concrete("item")
+        """The element as a Python number, traced: its value is known when the compiled function runs."""
+        if not args:
+            if self.size != 1:
+                raise located(ValueError("can only convert an array of size 1 to a Python scalar"))
+            element = np.reshape(self, ())
+        elif len(args) == 1 and not isinstance(args[0], tuple):
+            element = np.ravel(self)[args[0]]
+        else:
+            element = self[args[0] if len(args) == 1 else args]
+        return _python_number(element)
 
     def tolist(self):
-        self._concrete("tolist")
+        """Nested lists of the elements as traced Python numbers."""
+        if not self.shape:
+            return self.item()
+        return [row.tolist() for row in self]
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
@@ -352,6 +364,16 @@ def nesting(x: TracedArray) -> int:
 
 
 _PYTHON_TYPES = {"i": int, "u": int, "f": float, "c": complex}  # dtype kind -> Python number type
+
+
+def _python_number(element: TracedArray):
+    """A traced element as the Python number NumPy's ``item()`` gives (in the dtype NumPy gives
+    Python numbers: int64, float64, complex128); a bool stays a NumPy bool."""
+    kind = element.dtype.kind
+    if kind == "b":
+        return TracedArray(element.value, scalar=True)
+    wide = {"i": np.int64, "u": np.int64, "f": np.float64, "c": np.complex128}[kind]
+    return _as_python_number(TracedArray(ops.convert(ops.reshape(element.value, ()), wide), scalar=True))
 
 
 def is_python_number(x) -> bool:

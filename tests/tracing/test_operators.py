@@ -207,7 +207,7 @@ def test_len_and_iteration_of_0d_raise_like_numpy():
 
 CONCRETIZE = {
     "bool": bool, "float": float, "int": int, "complex": complex, "index": operator.index,
-    "item": lambda x: x.item(), "tolist": lambda x: x.tolist(), "numpy_scalar": lambda x: np.float64(x),
+    "numpy_scalar": lambda x: np.float64(x),
     "range": lambda x: range(x), "if": lambda x: 1 if x else 0, "array_protocol": lambda x: x.__array__(),
 }
 
@@ -218,6 +218,18 @@ def test_python_values_of_traced_arrays_raise(name):
     error = check_raises(TypeError, lambda x: convert(x[0]), sample((3,)))
     assert isinstance(error, cf.ConcretizationError), type(error)
     assert "test_operators.py:" in str(error)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: (x[0].item(), x.item(2), x.reshape(3, 2).item((1, 1)), x[:1].item() * np.float32(2)),
+    lambda x: x.reshape(2, 3).tolist(),
+    lambda x: [a + b * c for a, b, c in [x[:3].tolist()]],
+    lambda x: (x > 0).tolist(),
+    lambda x: x.astype(np.int32).item(1) + np.int8(3),  # a Python int: NEP 50 keeps int8
+    lambda x: x.item(),  # NumPy's error: more than one element
+])
+def test_item_and_tolist_give_traced_python_numbers(f):
+    check(f, sample((6,)))
 
 
 def test_shape_mismatch_error():
