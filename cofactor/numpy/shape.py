@@ -5,6 +5,8 @@ base, so that an in-place update through them is refused rather than lost.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -84,12 +86,41 @@ def flatten(a, order="C"):
     return TracedArray(value(ravel(a, order)))
 
 
+class _Bitcast(Lens):
+    """``a.view(dtype)`` for a dtype of the same width: the same bits read as ``dtype``, and written back."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+
+    def read(self, base):
+        return ops.bitcast_convert(base, self.dtype)
+
+    def write(self, base, new):
+        return ops.bitcast_convert(new, base.dtype)
+
+    def type_of(self, base):
+        return base.with_dtype(self.dtype)
+
+    def on_numpy(self, array):
+        return array.view(self.dtype)
+
+
 @implements("ndarray.view")
 def view_method(a, dtype=None, type=None):
-    """``a.view()``: another array object on the same storage (NumPy's identity view)."""
-    if type is not None and type is not np.ndarray or dtype is not None and np.dtype(dtype) != value(a).type.dtype:
-        raise UnsupportedError("ndarray.view with a dtype or type (a reinterpretation of the bytes) is not supported")
-    return view(a, Transpose(list(range(value(a).type.rank))))
+    """``a.view()``: another array object on the same storage (NumPy's identity view); with a dtype
+    of the same width (not bool), the same bits reinterpreted, writable through as in NumPy."""
+    if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
+        dtype, type = None, dtype
+    if type is not None and type is not np.ndarray:
+        raise UnsupportedError("ndarray.view with a type other than ndarray is not supported")
+    v = value(a)
+    if dtype is None or np.dtype(dtype) == v.type.dtype:
+        return view(a, Transpose(list(range(v.type.rank))))
+    dtype = np.dtype(dtype)
+    if dtype.itemsize != v.dtype.itemsize or "b" in (dtype.kind, v.dtype.kind) or dtype.fields is not None:
+        raise UnsupportedError(f"ndarray.view as {dtype} of an array of {v.dtype} is not supported: only a "
+                               "reinterpretation as a dtype of the same width (not bool) is")
+    return view(a, _Bitcast(dtype))
 
 
 @implements(np.transpose, np.permute_dims)

@@ -265,3 +265,18 @@ def _shape_assigned(x):
 ])
 def test_shape_assignment(f):
     check(f, np.arange(6.0).reshape(2, 3))
+
+
+def _bits(x):
+    x = x + 0  # check() runs NumPy on the same argument first
+    y = x.copy()
+    yi = y.view(np.uint64)
+    yi[0] = 0  # writes y[0] = 0.0 through the view
+    yi[1] ^= np.uint64(1 << 63)  # flips the sign of y[1]
+    exponent = x.astype(np.float32).view(np.int32) >> 23
+    return x.view(np.int64), y, exponent, (x.view(np.int64) & 0xFF).view(np.float64)
+
+
+def test_view_as_a_dtype_of_the_same_width():
+    check(_bits, np.array([1.5, -2.25, 3.0]))
+    check_unsupported(lambda x: x.view(np.int32), np.ones(2), name="ndarray.view")
