@@ -12,6 +12,8 @@ import linecache
 import os
 import sys
 import sysconfig
+import types
+import weakref
 
 import numpy as np
 
@@ -127,6 +129,20 @@ def user_location() -> str | None:
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
     source = linecache.getline(filename, lineno).strip()
     return f"{filename}:{lineno}" + (f": {source}" if source else "")
+
+
+# Code objects of user functions cofactor runs as written because it cannot read their source
+# (defined by exec or at a REPL, a lambda it cannot single out on its line): filled by the source
+# conversion, read by the errors a traced condition in them raises.
+unconverted_code = weakref.WeakSet()
+
+
+def unconverted_caller() -> types.CodeType | None:
+    """The innermost user function running now, if cofactor runs it unconverted."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame.f_code if frame is not None and frame.f_code in unconverted_code else None
 
 
 # Exceptions only NumPy's own argument checks raise (often from C, with no Python frame of NumPy's).

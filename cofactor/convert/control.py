@@ -488,6 +488,11 @@ class ControlFlow(ast.NodeTransformer):
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
 
 
+def convert_expressions(node):
+    """Rewrite the conditional expressions and and/or/not of an expression (a lambda's body)."""
+    return ControlFlow([]).visit(node)
+
+
 def convert_control_flow(function_node):
     """Rewrite the control flow of a FunctionDef in place (its nested functions included)."""
     rewrite_checks(function_node, RUNTIME)

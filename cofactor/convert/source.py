@@ -17,7 +17,8 @@ import threading
 import types
 import weakref
 
-from .control import RUNTIME, convert_control_flow
+from ..errors import unconverted_code
+from .control import RUNTIME, convert_control_flow, convert_expressions
 from .outer import OUTER, Outer, route_outer_reads
 
 _FACTORY = "__cofactor_factory__"
@@ -45,6 +46,8 @@ def is_user_function(fn) -> bool:
         return False
     filename = fn.__code__.co_filename
     if filename.startswith("<"):
+        if not filename.startswith("<frozen"):  # exec, a REPL: source that cannot be read
+            unconverted_code.add(fn.__code__)
         return False
     return not os.path.realpath(filename).startswith(_LIBRARY_DIRS)
 
@@ -83,7 +86,9 @@ def _compile_factory(fn):
     if node is None:
         return None
     ast.increment_lineno(node, first - 1)  # tracebacks and error messages show the user's lines
-    if not isinstance(node, ast.Lambda):
+    if isinstance(node, ast.Lambda):
+        node.body = convert_expressions(node.body)  # a lambda has conditional expressions and and/or/not only
+    else:
         convert_control_flow(node)
     node = _RouteCalls().visit(node)
     route_outer_reads(node)
@@ -148,6 +153,7 @@ def convert(fn, runtime):
         return fn
     factory = _factory(fn)
     if factory is None:
+        unconverted_code.add(fn.__code__)
         return fn
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     outer = Outer(fn, nested=fn.__code__ in _converted_codes)

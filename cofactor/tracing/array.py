@@ -31,7 +31,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, UnsupportedError, located, numpy_rules
+from ..errors import ConcretizationError, TracingError, UnsupportedError, located, numpy_rules, unconverted_caller
 from ..ir import ops
 from ..ir.core import Value, current_block
 from . import context, dispatch
@@ -171,6 +171,13 @@ class TracedArray:
             "needs that value: create the array inside it, e.g. out = np.zeros(n))"))
 
     def __bool__(self):
+        unconverted = unconverted_caller()
+        if unconverted is not None:
+            raise located(ConcretizationError(
+                f"bool() of a traced array in {unconverted.co_name} ({unconverted.co_filename}), whose source cofactor "
+                "cannot read (a function defined by exec or at a REPL, or a lambda it cannot single out on its line), "
+                "so it runs as written: its if / while / for, conditional expressions and and / or / not cannot "
+                "depend on traced values. Define it in a file (one lambda per line), or use np.where / np.any / np.all"))
         raise located(ConcretizationError(
             "bool() of a traced array: its truth value is not known at compile time, only when the compiled "
             "function runs. "

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 
+import sys
+
 import numpy as np
 
 from ..errors import UnsupportedError, internal, located, origin
@@ -50,12 +52,22 @@ def numpy_name(func) -> str:
     if isinstance(func, str):
         return func
     if isinstance(func, np.ufunc):
-        return f"numpy.{func.__name__}"
+        if getattr(np, func.__name__, None) is func:
+            return f"numpy.{func.__name__}"
+        return f"{_ufunc_module(func)}.{func.__name__}"
     module = getattr(func, "__module__", "numpy") or "numpy"
     module = module.replace("numpy._core.", "numpy.").replace("numpy.core.", "numpy.")
     if module.startswith("numpy._") or module.startswith("numpy.lib"):
         module = "numpy"
     return f"{module}.{getattr(func, '__name__', func)}"
+
+
+def _ufunc_module(ufunc) -> str:
+    """The public module that holds a ufunc not NumPy's (scipy.special's erf): ufuncs do not say."""
+    found = [name for name, module in list(sys.modules.items()) if module is not None
+             and not name.startswith("numpy") and not any(part.startswith("_") for part in name.split("."))
+             and getattr(module, "__dict__", {}).get(ufunc.__name__) is ufunc]
+    return min(found, key=len, default="a library (not NumPy)")
 
 
 def with_user_location(fn):
@@ -106,7 +118,7 @@ def call_function(func, args, kwargs):
 def call_ufunc(ufunc, method, inputs, kwargs):
     impl = UFUNCS.get((ufunc, method))
     if impl is None:
-        what = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        what = numpy_name(ufunc) + ("" if method == "__call__" else f".{method}")
         raise UnsupportedError(f"{what} is not supported by cofactor on traced arrays")
     return _apply(impl, inputs, kwargs)
 
