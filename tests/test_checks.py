@@ -116,3 +116,26 @@ def test_a_checked_raise_inside_a_gradient_is_refused_clearly():
         return (x * x).sum()
     with pytest.raises(cf.UnsupportedError, match="raise under a traced condition"):
         cf.grad(loss)(np.ones(3))
+
+
+def _always_raises(x):
+    assert x.ndim == 2, f"got {x.shape} with max {x.max():.2f}"  # a Python condition: the trace ends here
+    return x.reshape(-1, 1)
+
+
+def _helper_raises(x):
+    if x.ndim == 1:
+        raise ValueError(f"1-d input, sum {x.sum()}")
+    return x
+
+
+def _calls_the_helper(x):
+    return _helper_raises(x) + 1  # the trace ends in the helper: the None it would return is not added to
+
+
+def test_a_raise_on_a_python_condition_shows_run_time_values_in_its_message():
+    for fn, error, message in ((_always_raises, AssertionError, "got (2,) with max 2.50"),
+                               (_calls_the_helper, ValueError, "1-d input, sum 3.5")):
+        with pytest.raises(error) as info:
+            cf.jit(fn)(np.array([1.0, 2.5]))
+        assert str(info.value) == message

@@ -41,7 +41,7 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 range=statements.range_, load=statements.load, ifexp=statements.ifexp,
                                 and_=statements.and_, or_=statements.or_, not_=statements.not_,
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
-                                checked_raise=statements.checked_raise,
+                                checked_raise=statements.checked_raise, built=statements.built,
                                 before_prints=debug.before_prints)
 
 

@@ -1,10 +1,10 @@
 """AST rewriting of ``raise`` and ``assert``, so that where the code being traced may not run (a
 branch of a traced ``if``, a traced loop's body) they become run-time checks (tracing/checks.py):
 
-    raise E             ->   if __cofactor__.checked_raise(lambda: E):   # traced: a check, True
+    raise E             ->   if __cofactor__.checked_raise(lambda: E):   # a check: True
                                  return __cofactor__.unset               # ...and this path ends here
                              else:
-                                 raise E                                 # elsewhere: as written
+                                 raise __cofactor__.built(lambda: E)     # raised now, as written
     assert test, msg    ->   if not test: raise AssertionError(msg)      # then as above
 
 The ``return`` then becomes the returned flag of control.py like any other, so what follows a
@@ -71,6 +71,7 @@ class _Checks(ast.NodeTransformer):
         args = [_thunk(node.exc)] + ([_thunk(node.cause)] if node.cause is not None else [])
         test = ast.copy_location(ast.Call(_runtime(self.runtime, "checked_raise"), args, []), node)
         end = ast.copy_location(ast.Return(_runtime(self.runtime, "unset")), node)
+        node.exc = ast.copy_location(ast.Call(_runtime(self.runtime, "built"), [_thunk(node.exc)], []), node.exc)
         return ast.copy_location(ast.If(test, [end], [node]), node)
 
 

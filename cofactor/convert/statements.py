@@ -42,10 +42,11 @@ def returned(value):
 
 
 def checked_raise(make, cause=None) -> bool:
-    """A ``raise`` statement (``make()`` gives its exception): in code that may not run (a traced
-    branch or loop body), a run-time check (tracing/checks.py), and True; elsewhere False, and the
-    converted code raises as written."""
-    if not context.current().conditional:
+    """A ``raise`` statement (``make()`` gives its exception): True where it becomes a run-time
+    check (tracing/checks.py): in code that may not run (a traced branch or loop body), and where
+    its message shows traced values; else False, and the converted code raises ``built(make)``."""
+    trace = context.current()
+    if not trace.conditional and (trace.checks is None or context.is_differentiating()):
         return False
 
     def exception():
@@ -59,8 +60,20 @@ def checked_raise(make, cause=None) -> bool:
         return error
 
     frame = sys._getframe(1)
-    checks.reached_raise(exception, (frame.f_code.co_filename, frame.f_lineno))
+    built = checks.reached_raise(exception, (frame.f_code.co_filename, frame.f_lineno), always=not trace.conditional)
+    if built is not None:  # raised now after all: its message shows no traced value
+        trace.checks.pending = built
+        return False
     return True
+
+
+def built(make):
+    """The exception a raise statement raises now: the one ``checked_raise`` built, else ``make()``."""
+    checks_ = context.current().checks
+    if checks_ is not None and checks_.pending is not None:
+        error, checks_.pending = checks_.pending, None
+        return error
+    return make()
 
 
 def warn(message, category=None, stacklevel=1, *args, **kwargs):

@@ -61,6 +61,7 @@ class Checks:
                                                                                          np.int64))))
         self._made = self.state.value
         self.shown = None  # while a raise's message is built: that site's list of scalars shown
+        self.pending = None  # an exception built for a raise that raises at trace time after all
 
     @property
     def used(self) -> bool:
@@ -128,15 +129,19 @@ def _bits(array: TracedArray):
     return ops.convert(v, np.int64)
 
 
-def reached_raise(make, where):
+def reached_raise(make, where, always=False):
     """A ``raise`` reached in code that may not run: ``make()`` builds the exception (a traced scalar
-    it formats shows its run-time value)."""
+    it formats shows its run-time value).  ``always``: code that always runs, which checks at run
+    time only an exception whose message shows traced values (outside branches and loops), and
+    then ends the trace (RaisesAlways); another is returned, to raise now."""
     checks = _checks("raise")
     checks.shown = []
     try:
         exception = make()
     finally:
         shown, checks.shown = checks.shown, None
+    if always and (not shown or context.current().journals):  # in a region, a message shows trace-time text
+        return exception
     site = Site(exception, None, where)
     checks.raises.append(site)
     first = ops.compare(checks._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
@@ -144,6 +149,14 @@ def reached_raise(make, where):
         checks._set(slot, _bits(array), first)
         site.shown.append((token, slot, array.dtype, array.weak, how, spec))
     checks._set(_FIRED, ops.constant(np.asarray(len(checks.raises), np.int64)), first)
+    if always:
+        raise RaisesAlways()
+    return None
+
+
+class RaisesAlways(BaseException):
+    """The function raises on every call, with a message that shows run-time values: the trace ends
+    there (nothing after it runs), and the program computes those values (tracing/trace.py)."""
 
 
 def reached_warning(message, category, where):

@@ -18,7 +18,7 @@ from ..ir.core import Function, Module, OpBudgetExceeded, OutOfScope, insertion_
 from ..ir.types import TensorType, is_supported_dtype
 from ..pytree import TreeDef, flatten, unflatten
 from .array import TracedArray, constant
-from .checks import Checks
+from .checks import Checks, RaisesAlways
 from .context import STATEFUL_TYPES, Options, TraceContext, tracing
 
 
@@ -80,7 +80,10 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
-        out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
+        try:
+            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
+        except RaisesAlways:  # every call raises: the program computes what the message shows
+            out_leaves, out_treedef = flatten(None)
         out_values = [output_value(leaf) for leaf in out_leaves]
         writebacks = []
         for position, ((k, array), original) in enumerate(zip(inputs, originals)):

@@ -163,7 +163,16 @@ def ufunc_cases() -> dict:
         cases[f"{name}.reduce"] = [case(functools.partial(u.reduce, axis=0), x(3, 2)),
                                    case(functools.partial(u.reduce, axis=None), x(2, 2, seed=1))]
         cases[f"{name}.accumulate"] = [case(functools.partial(u.accumulate, axis=1), x(2, 3))]
+        cases[f"{name}.reduceat"] = [case(functools.partial(_reduceat, u), x(2, 4))]
     return cases
+
+
+def _reduceat(ufunc, a):
+    return ufunc.reduceat(a, [0, 2, 1], axis=-1)
+
+
+def _ndenumerate_weighted(a):
+    return sum(v * (i + 2 * j) for (i, j), v in np.ndenumerate(a))
 
 
 def _geomspace(a):
@@ -180,6 +189,8 @@ UNSUPPORTED = {
     "numpy.logspace": _logspace,
     **{f"numpy.{u.__name__}.{method}": functools.partial(getattr(u, method), axis=0)
        for u in BINARY_UFUNCS if u not in REDUCIBLE_UFUNCS for method in ("reduce", "accumulate")},
+    **{f"numpy.{u.__name__}.reduceat": functools.partial(_reduceat, u)
+       for u in BINARY_UFUNCS if u not in REDUCIBLE_UFUNCS},
     **{f"numpy.{name}": getattr(np, name) for name in ("unique", "unique_all", "unique_counts", "unique_inverse",
                                                        "unique_values")},
 }
@@ -336,6 +347,8 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "numpy.atleast_2d": [case(np.atleast_2d, x(3))],
     "numpy.atleast_3d": [case(np.atleast_3d, x())],
     "numpy.broadcast_to": [case(lambda a: np.broadcast_to(a, (4, 2, 3)), x())],
+    "numpy.sliding_window_view": [case(lambda a: np.lib.stride_tricks.sliding_window_view(a, 2, axis=0), x(3, 2))],
+    "numpy.ndenumerate": [case(_ndenumerate_weighted, x(2, 3))],
     "numpy.broadcast_arrays": [case(np.broadcast_arrays, x(3, seed=1), x(2, 1, seed=2))],
     "numpy.concatenate": [case(lambda a, b: np.concatenate([a, b], axis=1), x(seed=1), x(2, 2, seed=2))],
     "numpy.stack": [case(lambda a, b: np.stack([a, b], axis=1), x(seed=1), x(seed=2))],
@@ -491,7 +504,7 @@ _SHAPE_ONLY = "takes shapes or compile-time numbers, no array to differentiate"
 _LAPACK = "a LAPACK custom call without a derivative rule; Enzyme cannot differentiate it"
 _RANDOM = "random numbers"
 
-_UFUNC_METHODS = (".reduce", ".accumulate", ".outer", ".at")
+_UFUNC_METHODS = (".reduce", ".accumulate", ".reduceat", ".outer", ".at")
 _LOGICAL_UFUNCS = ("bitwise_and", "bitwise_or", "bitwise_xor", "equal", "greater", "greater_equal",
                    "left_shift", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
                    "not_equal", "right_shift")

@@ -289,10 +289,16 @@ class _Generator:
         spec = tuple(rng.choices([self.VEC, self.MAT, self.FSCALAR, self.ISCALAR, PYINT, self.IVEC],
                                  [4, 2, 4, 1, 1, 1], k=size))
         ctx = Ctx({p: Var(self.param_kind(p), assignable=p != "n") for p in params}, ret=spec)
+        header = ""
+        if rng.random() < 0.25:  # a global array f reads and may write (never rebinds: that would make it local)
+            values = ", ".join(str(v) for v in np.round(np.random.default_rng(self.seed).uniform(-2, 2, 5), 2))
+            header = f"G = np.array([{values}]{self.dtype_kw(self.F)})\n\n\n"
+            ctx.scope["G"] = Var(self.VEC, assignable=False)
+            self.note("global")
         self.budget = rng.randint(5, 22)
         body = self.block(ctx) + [self.return_stmt(ctx, spec)]
         functions = [lines for _, lines in self.helpers] + [[f"def f({', '.join(params)}):"] + _indent(body)]
-        source = "import numpy as np\n\n\n" + "\n\n\n".join("\n".join(lines) for lines in functions) + "\n"
+        source = "import numpy as np\n\n\n" + header + "\n\n\n".join("\n".join(lines) for lines in functions) + "\n"
         return Program(self.seed, source, params, args, rng.random() < 0.5, self.used, dtypes)
 
     def note(self, *labels):

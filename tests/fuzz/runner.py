@@ -118,10 +118,14 @@ def check(f, args, *, to_device=False, optimize="auto", timeout=TIMEOUT) -> Outc
     """Run ``f(*args)`` in NumPy and through ``cf.jit(f, optimize=...)`` and ``optimize=False``."""
     start = time.perf_counter()
     names = list(inspect.signature(f).parameters)
+    # The module's global arrays: each run starts from copies of them, and ends compared with NumPy's.
+    module = f.__globals__
+    initial = {k: v.copy() for k, v in module.items() if isinstance(v, np.ndarray)}
     phase = "NumPy"
     try:
         with _alarm(timeout):
             want_args = copy.deepcopy(args)
+            module.update({k: v.copy() for k, v in initial.items()})
             try:
                 with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -129,11 +133,14 @@ def check(f, args, *, to_device=False, optimize="auto", timeout=TIMEOUT) -> Outc
                 numpy_error = None
             except Exception as error:  # noqa: BLE001  (any error NumPy raises must be matched)
                 numpy_error, want = error, None
+            want_globals = {k: module[k] for k in initial}
             settings = [optimize] if optimize is False else [optimize, False]
             outcomes = {}
             for setting in settings:
                 phase = f"cofactor (optimize={setting!r})"
-                outcomes[setting] = _run_cofactor(f, args, names, to_device, setting, numpy_error, want, want_args)
+                module.update({k: v.copy() for k, v in initial.items()})
+                outcomes[setting] = _run_cofactor(f, args, names, to_device, setting, numpy_error, want,
+                                                  (want_args, want_globals))
     except Timeout:
         return Outcome("timeout", f"no answer in {timeout:.0f} s from {phase}", seconds=time.perf_counter() - start)
     outcome = _combine(outcomes, optimize)
@@ -158,7 +165,9 @@ def _combine(outcomes, optimize):
     return next(iter(outcomes.values()))
 
 
-def _run_cofactor(f, args, names, to_device, optimize, numpy_error, want, want_args) -> Outcome:
+def _run_cofactor(f, args, names, to_device, optimize, numpy_error, want, want_state) -> Outcome:
+    """``want_state``: NumPy's arguments and module globals after its run."""
+    want_args, want_globals = want_state
     given = copy.deepcopy(args)
     if to_device:
         given = tuple(cf.to_device(a) if isinstance(a, np.ndarray) else a for a in given)
@@ -170,7 +179,9 @@ def _run_cofactor(f, args, names, to_device, optimize, numpy_error, want, want_a
         except Exception as e:  # noqa: BLE001
             error = e
     notes = [str(w.message).splitlines()[0] for w in caught if issubclass(w.category, cf.OptimizationWarning)]
-    outcome = _classify(error, numpy_error, lambda: _compare_run(want, got, want_args, given, names))
+    outcome = _classify(error, numpy_error, lambda: _compare_run(want, got, want_args, given, names) or next(
+        (d for k, w in want_globals.items() if (d := compare(w, f.__globals__[k], f"global {k} after the call"))),
+        None))
     outcome.warnings = notes
     return outcome
 
