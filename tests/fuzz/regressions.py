@@ -373,3 +373,13 @@ def assignment_after_a_nested_early_return(x):
     else:
         y = x - 1
     return y                    # [2. -4.] (was x: y was undefined after the inner if, and returning it dropped it)
+
+
+@regression(np.array([-1.89, -1.53, 0.27, 1.49, -1.87]), np.array([-7, 6, -3, -7, 4]), np.array(0.81))
+def conditional_expression_of_a_view_in_a_loop(a, c, t):
+    k0 = 0
+    while k0 < 2 and (a > -1.0).any():
+        k0 += 1
+        c = (c[::-1] if t < 1.0 else c // 2)   # a view of c, or a new array
+    c ^= np.int64(1)            # NumPy writes the argument; cofactor made the value a copy (seed 50880): now an error
+    return k0
