@@ -383,3 +383,228 @@ def conditional_expression_of_a_view_in_a_loop(a, c, t):
         c = (c[::-1] if t < 1.0 else c // 2)   # a view of c, or a new array
     c ^= np.int64(1)            # NumPy writes the argument; cofactor made the value a copy (seed 50880): now an error
     return k0
+
+
+# Wrong answers (and one internal error) the 20,000-program run found at f9eae2d that are not fixed yet:
+# each runs as a strict xfail, on the arguments the fuzzer gave it, until it is fixed (then it fails as
+# XPASS and moves to the regressions above).
+OPEN = {}   # name -> why it is open
+
+
+def open_regression(seed, dtypes, why):
+    def register(fn):
+        import inspect
+        from . import generator
+        params = list(inspect.signature(fn).parameters)
+        PROGRAMS[fn.__name__] = (fn, generator.make_arguments(params, seed, dtypes))
+        OPEN[fn.__name__] = why
+        return fn
+    return register
+
+
+@open_regression(51569, ('float32', 'int32'), "mismatch: argument b after the call: got [-1.74, -1.74, -1.74, -1.74, -1.74], want [-1.06, -1.06, -1.06, -1.06, -1.06]")
+def seed_51569(b, m, t):
+    if t > -0.5:
+        if b[1] < b[1] and b[2] < b[4]:
+            t[...] = b.min()
+            x0 = np.empty(5, dtype=np.float32)
+            x0[...] = t
+    np.maximum(0.5, m.min(), out=b)
+    t //= -4.0
+    acc1 = 0.0
+    for i2 in range(12):
+        acc1 = acc1 + b[i2 % 5]
+    m[2] -= b[-1]
+    for row3 in m:
+        r4 = np.sin(np.float32(3.0))
+        m[:, -1] = row3[1:]
+        b[::-1] = row3.min()
+    y5 = m
+    y6 = acc1
+    acc1 += 1.0
+    return acc1, t
+
+
+@open_regression(51645, ('float64', 'int64'), "error_mismatch: NumPy raised TypeError: 'float' object is not subscriptable; cofactor returned a result")
+def seed_51645(b, m, s, t, n, j):
+    r0 = (n & 2) & n
+    x1 = np.where(np.ones((3, 4), dtype="int64") > 0.0, m, m[0]) - m
+    t[...] = 1.0
+    if b.max() > x1.min():
+        b += b
+        y2 = m
+    x3 = np.empty((3, 4))
+    x3[...] = t
+    acc5 = 0.0
+    def bump4(arg0):
+        nonlocal acc5, j
+        acc5 += -0.5
+        v6 = t[...]
+        return acc5
+    bump4(x1.max())
+    if m.max() < -0.5 or j > -0.5:
+        for i7 in range(7):
+            p8 = acc5
+        t = 1.5
+    elif acc5 < 0.0:
+        x3[-1] += b[:-1]
+        j = n
+    r9 = bump4(np.float64(-0.5))
+    acc5 = t - b.max()
+    return r9, b
+
+
+def _seed_55231_helper1(x, y):
+    x[1:] = x[:-1]
+    z2 = np.asarray(np.maximum(x[-1], x[0]), dtype="float32")
+    p3 = -1.0
+    acc4 = 0.0
+    for i5 in range(3):
+        acc4 = acc4 + x[i5 % 5]
+    return acc4
+
+
+@open_regression(55231, ('float32', 'int32'), "internal: ValueError: setting an array element with a sequence.")
+def seed_55231(a, b, s, t):
+    s = b.min()
+    s += s
+    b[:] /= (np.abs(t) + 1.0)
+    if s > 0.5:
+        np.subtract(a, b[1], out=a)
+    elif b[0] < a[0]:
+        b[...] *= np.tanh(s)
+        v0 = a.reshape(1, 5)
+    elif (a > 0.5).all():
+        r6 = _seed_55231_helper1(b * 0.0, t)
+    else:
+        b[::-1] = 7
+    np.multiply(t, 2.0, out=a[1:-1])
+    np.subtract(b[:-1], b[1], out=a[1:])
+    cnt8 = 0
+    def bump7():
+        nonlocal cnt8
+        cnt8 ^= 5
+        t.fill(b.mean())
+        v9 = t[...]
+        return cnt8
+    t = np.float32(1.0)
+    bump7()
+    s = t
+    a += 2.0
+    np.maximum(np.zeros(5), b, out=a[...])
+    a[::-1] *= np.tanh(np.zeros(5, dtype=np.int32))
+    y10 = cnt8
+    r11 = bump7()
+    r11 = y10
+    return a.mean(), b
+
+
+@open_regression(61105, ('float64', 'int64'), "mismatch: argument b after the call: got [1.310573, 0.137829, 0.174288, 0.38172 , 1.916995], want [3.367335e-41, 0.000000e+00, 5.628072e-01, 0.000000e+00, 4.071")
+def seed_61105(a, b, m, s, n):
+    m = m[::-1].copy()
+    for i0 in range(10):
+        b *= np.tanh(b)
+        if np.sum(m) > 0.5:
+            a[...] = s
+            b = a
+        else:
+            y1 = s
+    return (-np.arange(5)) - np.int64(3)
+
+
+@open_regression(63828, ('float32', 'int32'), "mismatch: result[1]: got [-3.28, -1.  , -1.  , -1.  ,  1.4 ], want [ 1.4 , -1.  , -1.  , -1.  , -3.28]")
+def seed_63828(b, m, c, s, t):
+    b[::-1] -= b
+    z0 = t.copy()
+    c -= c
+    if t > 0.5:
+        return m, b, np.sin(np.zeros((3, 4), dtype=np.float32))
+    m[:] = np.ones_like(m, dtype=np.int32)
+    x1 = (b + z0) + b
+    x2 = np.zeros((3, 4), dtype=np.float32)
+    for row3 in m:
+        b = b
+    x1[1:-1] //= (np.abs(np.int32(7)) + 1.0)
+    np.add(np.float64(-1.0), np.full(4, np.float32(-0.5)), out=m[::-1])
+    for i4 in range(7):
+        m = m
+        if x1[2] < b[1]:
+            if b.max() > x1.min():
+                return x2, x1[::-1].copy(), m
+        else:
+            x5 = c
+        x1 = x1
+    return m[::-1], x1, x2
+
+
+@open_regression(67139, ('float64', 'int64'), "mismatch: argument m after the call: got [[-0.47,  0.23, -0.11,  0.43],")
+def seed_67139(a, m, s):
+    a /= 0.5
+    for row0 in m:
+        row0[1:] = m[:, -1]
+        v1 = a[1:-1]
+    a = a[::-1] + np.zeros(5)
+    v2 = a[::-1]
+    v2[1:] = np.int64(1)
+    return a
+
+
+@open_regression(68058, ('float64', 'int64'), "mismatch: result[1]: got 0., want 0.75")
+def seed_68058(a, s, t):
+    if (a > 2.0).all():
+        return a, s + 0.5
+    k0 = 0
+    while k0 < 5 and a[4] < a[4]:
+        k0 += 1
+        for i1 in range(2):
+            if k0 % 2 == 0:
+                return a, t
+        for i2 in range(0):
+            a = np.tanh(np.where(s > 2.0, a[::-1], a))
+        else:
+            for e3 in a:
+                t = np.where(k0 > 0.5, t, 1.0)
+            r4 = k0 - 2
+        t = t.copy()
+    if a.min() < -1.0:
+        return np.where(a[k0 % 5] > 0.5, np.tanh(np.zeros_like(a)), a[k0 % 5]), t
+    for i5 in range(7):
+        if s > 0.0:
+            a[:-1] += np.arange(4, dtype=np.float64)
+        else:
+            if k0 < 3:
+                continue
+            v6 = t[...]
+    k7 = 0
+    while k7 < 7 and t > -1.0:
+        k7 += 1
+        a //= -4.0
+    return a, a[2]
+
+
+def _seed_69023_helper0(x, y):
+    x[::2] = y[4]
+
+
+@open_regression(69023, ('float64', 'int64'), "mismatch: result[1]: got [-4.991106e-02, -2.881240e-04, -5.239419e-02,  1.616088e-04, -4.975000e-01], want [-1.235364e-03, -4.492071e-05, -8.362593e-04,  6.3284")
+def seed_69023(a, b, m, j):
+    _seed_69023_helper0(a, np.exp(np.tanh(a)))
+    j = j
+    a -= b
+    if b.max() > b.min():
+        k1 = 0
+        while k1 < 7:
+            k1 += 1
+            if b.max() > b.min():
+                b[:-1] /= (np.abs(a[1:]) + 1.0)
+                continue
+            if m.min() > 0.0 and b[k1 % 5] < b[k1 % 5]:
+                break
+            a = b
+        else:
+            p2 = 0.5
+    elif (m > 1.0).all():
+        b = (a[::-1] + a if b.max() > b.min() else (b[::-1] if a[0] < a[j % 5] else b))
+    else:
+        x3 = a[::-1]
+    return m, b.copy() / -4.0, np.where(m[j % 3, j % 4] > 2.0, np.abs(np.ones(5, dtype=np.int64)), j), b
