@@ -315,11 +315,12 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         layout.check_strong_numbers(states)
         joined = True
     except TracingError:
-        # Only arms of different shapes broadcast to a value: arms of one shape that cannot be carried
-        # (a view of an array that is one of several) keep their error, not lose their identity.
-        arms = [state[0] for state in states]
-        if not broadcast or all(isinstance(x, TracedArray) and not x.scalar for x in arms) and \
-                arms[0].shape == arms[1].shape:
+        # Only arms of different shapes (or dtypes, an error there) broadcast to a value: arrays of one
+        # type that cannot be carried (a view of an array that is one of several) keep their error,
+        # not lose their identity.
+        values = [state[0] for state in states]
+        if not broadcast or all(isinstance(x, TracedArray) and not x.scalar for x in values) and \
+                (values[0].shape, values[0].dtype) == (values[1].shape, values[1].dtype):
             raise
         joined = False
     if not joined:  # outside the handler: an error here is not "during" the first
