@@ -119,11 +119,17 @@ def _is_internal(filename: str) -> bool:
     return path.startswith((_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep, _STDLIB)) or filename.startswith("<frozen")
 
 
-def user_location() -> str | None:
-    """``file:line: source`` of the innermost stack frame outside cofactor and NumPy."""
-    frame = sys._getframe(1)
+def _user_frame():
+    """The innermost stack frame outside cofactor and NumPy (None: there is none)."""
+    frame = sys._getframe(2)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
+    return frame
+
+
+def user_location() -> str | None:
+    """``file:line: source`` of the innermost stack frame outside cofactor and NumPy."""
+    frame = _user_frame()
     if frame is None:
         return None
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
@@ -139,9 +145,7 @@ unconverted_code = weakref.WeakSet()
 
 def unconverted_caller() -> types.CodeType | None:
     """The innermost user function running now, if cofactor runs it unconverted."""
-    frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back
+    frame = _user_frame()
     return frame.f_code if frame is not None and frame.f_code in unconverted_code else None
 
 

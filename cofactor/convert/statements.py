@@ -46,7 +46,7 @@ def checked_raise(make, cause=None) -> bool:
     check (tracing/checks.py): in code that may not run (a traced branch or loop body), and where
     its message shows traced values; else False, and the converted code raises ``built(make)``."""
     trace = context.current()
-    if not trace.conditional and (trace.checks is None or context.is_differentiating()):
+    if not trace.conditional and not checks.available(trace):
         return False
 
     def exception():

@@ -499,7 +499,7 @@ def _round(self, ndigits=None):
         raise located(TypeError("type numpy.ndarray doesn't define __round__ method"))
     rounded = np.round(self, 0 if ndigits is None else ndigits)
     if ndigits is None:
-        return _as_python_number(TracedArray(rounded.astype(np.int64).value, scalar=True))
+        return _python_number(rounded.astype(np.int64))
     return rounded
 
 

@@ -112,9 +112,15 @@ class Checks:
         return token
 
 
+def available(trace) -> bool:
+    """Whether raises and warnings can be checked at run time where ``trace`` is: in the function
+    it compiles, not in code it differentiates (nor in a trace with no check state)."""
+    return trace.checks is not None and not context.is_differentiating()
+
+
 def _checks(what) -> Checks:
     trace = context.current()
-    if trace.checks is None or context.is_differentiating():
+    if not available(trace):
         raise located(UnsupportedError(
             f"{what} under a traced condition inside code cofactor differentiates or traces as a function of its own "
             "is not supported yet: check the condition outside it (in the function you compile)"))
