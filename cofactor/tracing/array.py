@@ -137,11 +137,15 @@ class TracedArray:
         return checks.placeholder(self, how, spec) if checks is not None and checks.shown is not None else None
 
     def __len__(self):
+        if self.weak is not None:
+            raise located(TypeError(f"object of type '{self.weak.__name__}' has no len()"))
         if not self.shape:
             raise located(TypeError("len() of unsized object"))
         return self.shape[0]
 
     def __iter__(self):
+        if self.weak is not None:
+            raise located(TypeError(f"'{self.weak.__name__}' object is not iterable"))
         if not self.shape:
             raise located(TypeError("iteration over a 0-d array"))
         return (self[i] for i in range(self.shape[0]))
@@ -219,6 +223,8 @@ class TracedArray:
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
+        if self.weak is not None:  # a Python number carried as a traced value is still not an array
+            raise located(TypeError(f"'{self.weak.__name__}' object is not subscriptable"))
         return dispatch.call_method("__getitem__", (self, index), {})
 
     def __setitem__(self, index, value):

@@ -526,6 +526,9 @@ def join(node: Node, x, start: int, adoptable, memo: dict) -> Node:
     node, other = as_number(node), as_number(other)
     if isinstance(node, Number) and isinstance(other, Number):
         return _wider(node, other)
+    if _python_number_and_array(node, other):
+        raise LayoutError("a Python number on one path and an array on another (give it one kind on every path: "
+                          "np.asarray(...) for an array, or .item()/float(...) for a number)")
     if isinstance(node, Static) or isinstance(other, Static):
         raise LayoutError("a Python object (not an array or a number) that differs from path to path, and only "
                           "arrays and numbers can depend on a traced value")
@@ -543,6 +546,13 @@ def join(node: Node, x, start: int, adoptable, memo: dict) -> Node:
     if len(alternatives) > _MAX_CHOICES:
         raise LayoutError(f"one of more than {_MAX_CHOICES} different arrays, depending on the path taken")
     return Choice(alternatives)
+
+
+def _python_number_and_array(a: Node, b: Node) -> bool:
+    """A Python number is not subscriptable and has no storage (NumPy scalars index and broadcast
+    like 0-d arrays): a variable that is one or an array, chosen at run time, cannot be carried."""
+    weak = [n for n in (a, b) if isinstance(n, Number) and n.weak is not None and not n.broadcast]
+    return len(weak) == 1 and not isinstance(b if weak[0] is a else a, Number)
 
 
 def _nesting(node: Node) -> int:

@@ -385,6 +385,13 @@ def conditional_expression_of_a_view_in_a_loop(a, c, t):
     return k0
 
 
+@regression(np.array([0.5, 1.0]), np.array(0.25))
+def python_number_or_array(b, t):
+    if b.max() > 0.75:
+        t = 1.5                 # a Python float on this path, the 0-d array argument on the other
+    return t[...]               # NumPy: TypeError 'float' object is not subscriptable (seed 51645: a result)
+
+
 # Wrong answers (and one internal error) the 20,000-program run found at f9eae2d that are not fixed yet:
 # each runs as a strict xfail, on the arguments the fuzzer gave it, until it is fixed (then it fails as
 # XPASS and moves to the regressions above).
@@ -423,35 +430,6 @@ def seed_51569(b, m, t):
     y6 = acc1
     acc1 += 1.0
     return acc1, t
-
-
-@open_regression(51645, ('float64', 'int64'), "error_mismatch: NumPy raised TypeError: 'float' object is not subscriptable; cofactor returned a result")
-def seed_51645(b, m, s, t, n, j):
-    r0 = (n & 2) & n
-    x1 = np.where(np.ones((3, 4), dtype="int64") > 0.0, m, m[0]) - m
-    t[...] = 1.0
-    if b.max() > x1.min():
-        b += b
-        y2 = m
-    x3 = np.empty((3, 4))
-    x3[...] = t
-    acc5 = 0.0
-    def bump4(arg0):
-        nonlocal acc5, j
-        acc5 += -0.5
-        v6 = t[...]
-        return acc5
-    bump4(x1.max())
-    if m.max() < -0.5 or j > -0.5:
-        for i7 in range(7):
-            p8 = acc5
-        t = 1.5
-    elif acc5 < 0.0:
-        x3[-1] += b[:-1]
-        j = n
-    r9 = bump4(np.float64(-0.5))
-    acc5 = t - b.max()
-    return r9, b
 
 
 def _seed_55231_helper1(x, y):
