@@ -173,3 +173,39 @@ def test_three_point_stencil_60_steps_on_two_arrays():
 def test_traced_mask_writes_of_arrays_are_refused_clearly():
     with pytest.raises(cf.UnsupportedError, match="data-dependent"):
         cf.jit(lambda a: a.__setitem__(a > 0, np.ones(4)))(np.zeros(4))
+
+
+def overlap_row_into_column(m):
+    m[1, 1:4] = m[:3, -1]        # NumPy copies element by element, last first: [3, 11, 11], not a copy's [3, 7, 11]
+
+
+def overlap_column_into_row(m):
+    m[0, :3] = m[:3, 0]
+
+
+def overlap_row_into_reversed_column(m):
+    m[2::-1, 0] = m[0, 1:4]
+
+
+def overlap_strided_shift(m):
+    flat = m.reshape(-1)
+    flat[3::3] = flat[:-3:3]
+
+
+def overlap_through_transpose(m):
+    m.T[0] = m[:, 1]             # no overlap, to be sure nothing changes there
+
+
+def overlap_rows_in_a_loop(m):
+    for row in m:                # the rows of m while m's last column changes (seed 67139)
+        row[1:4] = m[:3, -1]
+
+
+@pytest.mark.parametrize("f", [overlap_row_into_column, overlap_column_into_row, overlap_row_into_reversed_column,
+                               overlap_strided_shift, overlap_through_transpose, overlap_rows_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_overlapping_assignment_is_numpys(f):
+    """NumPy assigns overlapping views of one array without a temporary copy where their strides run
+    the same way, so the result is not a copy's: cofactor gives NumPy's."""
+    check_mutation(f, rng.normal(size=(3, 4)))
+    check_mutation(f, np.arange(20.0).reshape(4, 5))

@@ -2,7 +2,9 @@
 
 NumPy's array constructors get traced versions (so ``out = np.zeros(n)`` can
 then be filled with traced values, and ``np.array([t, 1.0])`` works); user
-functions are converted in turn; everything else is called as it is.
+functions are converted in turn; a NumPy scalar's method given traced values is
+the same method of the scalar as a traced one (``np.float64(2).clip(lo, hi)``);
+everything else is called as it is.
 """
 from __future__ import annotations
 
@@ -10,8 +12,13 @@ import sys
 import types
 import warnings
 
+import numpy as np
+
 from .. import debug
 from ..errors import forwards_calls
+from ..ir import ops
+from ..pytree import flatten
+from ..tracing.array import TracedArray
 from ..tracing.dispatch import CONSTRUCTORS
 from . import statements
 from .source import convert, is_user_function
@@ -33,6 +40,10 @@ def call(fn, *args, **kwargs):
         return convert(fn, RUNTIME)(*args, **kwargs)
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
         return convert(fn.__func__, RUNTIME)(fn.__self__, *args, **kwargs)
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.generic) and isinstance(fn, types.BuiltinMethodType) and \
+            any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
+        return getattr(TracedArray(ops.constant(np.asarray(owner)), scalar=True), fn.__name__)(*args, **kwargs)
     return fn(*args, **kwargs)
 
 

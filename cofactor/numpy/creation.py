@@ -93,6 +93,8 @@ _like("full_like", lambda args, kwargs: (args[0], args[1:]) if args else (kwargs
 
 @implements("ndarray.fill")
 def fill(a, val):
+    if a.scalar:  # a NumPy scalar's fill fills a temporary copy: the scalar is a value
+        return
     a.value = ops.broadcast_in_dim(convert_like_numpy(value(val), a.dtype), a.shape, ())
 
 

@@ -12,7 +12,7 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex
+from ..tracing.views import BasicIndex, assignment_order
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
 from .creation import convert_like_numpy
@@ -229,7 +229,14 @@ def setitem(a, index, v):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
         target = view(a, basic_lens(a.shape, index))
-        target.value = _assigned(a, v, target.shape)
+        new = _assigned(a, v, target.shape)
+        order = assignment_order(target, v) if isinstance(target, TracedArray) else None
+        if order is None:
+            target.value = new
+        else:  # an overlapping assignment that NumPy does element by element (views.assignment_order)
+            owner = target.owners()[0]
+            flat = TracedArray(ops.reshape(owner.value, (owner.size,)))
+            owner.value = ops.reshape(getitem(flat, (order,)).value, owner.shape)
         return
     mask = index.value if _traced_mask(index) else None
     if mask is not None:  # a traced mask: select the assigned value where it is set

@@ -388,6 +388,7 @@ class Choice(Node):
         other leaves may hold too), and only if it fits nowhere else shares a node with them."""
         saved, worlds = f._saved(), []
         for c in x.choices:
+            self._forget_mirror(f)  # it carries the value chosen in this world, not one a world before chose
             selector = self._resolve(c, f)
             if selector is _NO_FIT:
                 f._restore(saved)
@@ -397,6 +398,7 @@ class Choice(Node):
                 return _NO_FIT
             worlds.append((selector, f._saved()))
         f._restore(saved)
+        self._forget_mirror(f)
         for node in self.nodes():
             given = [(payload[id(node)], givers[id(node)]) for _, (payload, _, givers, _, _) in worlds
                      if id(node) in payload]
@@ -416,6 +418,11 @@ class Choice(Node):
             f.adopted.update(adopted)
             f.widen.update(widen)
         return _pick(x, [s for s, _ in worlds], f)
+
+    def _forget_mirror(self, f):
+        if self.mirror is not None:
+            f.payload.pop(id(self.alternatives[self.mirror]), None)
+            f.givers.pop(id(self.alternatives[self.mirror]), None)
 
     def build(self, values, b):
         if id(self) not in b:

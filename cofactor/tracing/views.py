@@ -262,6 +262,45 @@ def strided_like(array) -> np.ndarray:
     return fake
 
 
+def _positions_view(array, positions: np.ndarray):
+    """The same view of ``positions`` (an array of the owner's shape) that ``array`` is of its owner,
+    or None where a lens is not a plain NumPy view known now (a traced index, a bitcast, ...)."""
+    lenses = []
+    while array.lens is not None:
+        lens = array.lens.inner if isinstance(array.lens, ReadOnly) else array.lens
+        if not isinstance(lens, (BasicIndex, Transpose, Reshape, Broadcast)) or lens.values():
+            return None
+        lenses.append(lens)
+        array = array.base
+    for lens in reversed(lenses):
+        positions = lens.on_numpy(positions)
+    return positions
+
+
+def assignment_order(target, source):
+    """``target[...] = source`` where both see one owner's storage.  NumPy assigns without a
+    temporary copy where it judges that safe (a one-dimensional target whose strides run the same
+    way as the source's), copying forwards or backwards as memmove would; where the two overlap
+    with different strides its result is then not a copy's.  Doing NumPy's own assignment on an
+    array of positions finds its result: the owner's flat positions after it (a gather of the old
+    value gives the new one), or None where that is a copy's (no overlap, or NumPy copied)."""
+    if not hasattr(source, "owners") or source.scalar:
+        return None
+    owners = target.owners()
+    owner = owners[0]
+    if len(owners) != 1 or len(source.owners()) != 1 or source.owners()[0] is not owner or owner.size > 1 << 22:
+        return None
+    positions = np.arange(owner.size).reshape(owner.shape)
+    copied = positions.copy()
+    t, s, c = _positions_view(target, positions), _positions_view(source, positions), \
+        _positions_view(target, copied)
+    if t is None or s is None or not t.flags.writeable:
+        return None
+    c[...] = s.copy()
+    t[...] = s
+    return None if np.array_equal(positions, copied) else positions.ravel()
+
+
 def full_slices(shape):
     """BasicIndex items selecting a whole array of ``shape`` (to be edited per axis)."""
     return [("slice", 0, n, 1) for n in shape]
