@@ -432,6 +432,21 @@ def scalar_methods_take_traced_values(b):
     return s, t, np.float64(2.5).clip(b[0], b[1])
 
 
+@regression(M, np.array(0.46), np.int64(0))
+def loop_unswitched_into_megabytes(m, t, j):
+    x0 = m
+    k1 = 0
+    while k1 < 4 and m.mean() > -0.5:
+        k1 += 1
+        for i2 in range(8):
+            x0 = np.ones((3, 4), dtype="float64")
+            if (m < 1.0).any():
+                t /= (np.abs(0.25) + 1.0)
+                break
+        t += x0.min()
+    return t                    # seed 61640: loop_unswitch made 38 kB of MLIR 5.2 MB, compiled for minutes
+
+
 # Programs of the 20,000-program run at f9eae2d, fixed since.
 @fuzzed(61105, ('float64', 'int64'))  # wrong before the fix of mirror_chosen_in_each_world
 def seed_61105(a, b, m, s, n):
