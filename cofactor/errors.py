@@ -13,6 +13,7 @@ import os
 import sys
 import sysconfig
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -48,6 +49,11 @@ class UnrolledLoopWarning(UserWarning):
     """A loop with a static trip count could not stay one rolled loop (its body needs the loop
     variable as a Python number, or changes a variable's shape), so it was unrolled: traced once
     per iteration, after one failed attempt to trace it rolled."""
+
+
+class SlowCompileWarning(UserWarning):
+    """XLA took longer than its budget to compile a program (XLA's CPU fusion emitters compile some
+    small programs for minutes), so it was compiled again without them, which may run slower."""
 
 
 class TracingError(CofactorError):
@@ -125,6 +131,17 @@ def _user_frame():
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
+
+
+def warn_in_user_code(message: str, category) -> None:
+    """A warning shown at the innermost user frame (the call that led to it), not in cofactor."""
+    frame = _user_frame()
+    if frame is None:
+        warnings.warn(message, category)
+        return
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=frame.f_globals.get("__name__"),
+                           registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 
 def user_location() -> str | None:

@@ -169,3 +169,20 @@ def test_ctrl_c_interrupts_a_long_compile():
     word, seconds = out.stdout.split()
     assert word == "interrupted" and float(seconds) < 3, out.stdout
     assert "terminate called" not in out.stderr  # the compile left running does not crash the exit
+
+
+def _reversed_steps(m):
+    for i in range(6):
+        m = np.tanh(m[::-1]) + m[::-1]   # 24 steps of this took XLA's CPU fusion emitters minutes to compile
+    return m
+
+
+def test_a_compile_over_its_budget_is_done_again_without_fusion_emitters(monkeypatch):
+    from cofactor.xla import executable
+
+    monkeypatch.setattr(executable, "SLOW_COMPILE_SECONDS", 0.0)
+    m = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    with pytest.warns(cf.SlowCompileWarning, match="without its CPU fusion emitters") as record:
+        got = cf.jit(_reversed_steps, optimize=False)(m)
+    assert record[0].filename == __file__  # shown at the user's call
+    np.testing.assert_allclose(np.asarray(got), _reversed_steps(m), rtol=1e-12)

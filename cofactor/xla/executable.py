@@ -4,12 +4,13 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import sys
 import threading
 
 import numpy as np
 
 from .. import cache
-from ..errors import CompilationError
+from ..errors import CompilationError, SlowCompileWarning, warn_in_user_code
 from ..runtime.array import ConcreteArray
 from ..runtime.devices import default_device
 
@@ -57,7 +58,7 @@ def _compile(mlir_text: str, device, options):
         except Exception:  # written by an incompatible build: compile again and replace it
             pass
     try:
-        loaded = _interruptible(device.client.compile_and_load, mlir_text.encode(), devices, options)
+        loaded = _compile_in_time(device, mlir_text.encode(), devices, options)
     except Exception as e:  # XLA's own diagnostic, with the module that caused it
         raise CompilationError("XLA failed to compile the module", diagnostic=str(e), mlir=mlir_text) from None
     if cache.directory() is not None:
@@ -68,11 +69,57 @@ def _compile(mlir_text: str, device, options):
     return loaded
 
 
-def _interruptible(fn, *args):
-    """``fn(*args)`` in a thread of its own, waited for in a way Ctrl-C interrupts: XLA's compile
-    cannot be cancelled, so an interrupted one finishes in the background and is dropped (the
-    thread is not a daemon: the interpreter waits for it rather than exit under it)."""
-    box, done = {}, threading.Event()
+# XLA's CPU fusion emitters compile some small programs for minutes (a chain of elementwise steps
+# that each read the last one twice, as 24 unrolled steps of m = np.tanh(m[::-1]) + m[::-1]: over
+# 5 minutes, 0.06 s without them).  A compile that takes longer than this is started again without
+# them, and the first to finish is used; the abandoned one cannot be cancelled and finishes in the
+# background (the interpreter waits for it at exit).  Running without them costs up to 1.45x on the
+# benchmarks, so only programs that hit the budget pay it.
+SLOW_COMPILE_SECONDS = float(os.environ.get("COFACTOR_SLOW_COMPILE_SECONDS", "20"))
+_WITHOUT_FUSION_EMITTERS = [("xla_cpu_use_fusion_emitters", False)]
+
+
+def _compile_in_time(device, mlir: bytes, devices, options):
+    """compile_and_load, again without the fusion emitters if it takes longer than its budget."""
+    from jaxlib import xla_client
+
+    finished = threading.Event()
+    first = _start(finished, device.client.compile_and_load, mlir, devices, options)
+    if finished.wait(SLOW_COMPILE_SECONDS) or device.client.platform != "cpu":
+        _wait(finished, first)
+        return _result(first)
+    warn_in_user_code(f"XLA took more than {SLOW_COMPILE_SECONDS:g} s to compile this program: compiling it again without "
+                  "its CPU fusion emitters, which some programs take minutes to compile with (the program may run "
+                  "slower; COFACTOR_SLOW_COMPILE_SECONDS sets the budget)", SlowCompileWarning)
+    fallback = xla_client.CompileOptions()
+    fallback.ParseFromString(options.SerializeAsString())
+    fallback.env_option_overrides = _WITHOUT_FUSION_EMITTERS
+    second = _start(finished, device.client.compile_and_load, mlir, devices, fallback)
+    _wait(finished, first, second)
+    if "result" in second and _note_abandoned(first):
+        threading._register_atexit(_before_exit)  # (private, as concurrent.futures uses it): runs before the join
+    return _result(first, second)
+
+
+_abandoned: list[dict] = []  # compiles still running that a faster one replaced
+
+
+def _note_abandoned(box) -> bool:
+    """Keep ``box`` to be waited for at exit; True the first time."""
+    _abandoned.append(box)
+    return len(_abandoned) == 1
+
+
+def _before_exit():
+    if not all(box.get("done") for box in _abandoned):
+        print("cofactor: waiting for XLA to finish a compile that was too slow and was replaced (it cannot be "
+              "cancelled, and exiting under it would abort the process); Ctrl-C stops waiting", file=sys.stderr)
+
+
+def _start(finished: threading.Event, fn, *args) -> dict:
+    """``fn(*args)`` in a thread of its own (not a daemon: the interpreter waits for it rather than
+    exit under it); the dict it returns gets its result or error, and ``finished`` is set."""
+    box = {}
 
     def run():
         try:
@@ -80,13 +127,27 @@ def _interruptible(fn, *args):
         except BaseException as e:  # handed to the waiting thread
             box["error"] = e
         finally:
-            done.set()
+            box["done"] = True
+            finished.set()
 
     threading.Thread(target=run, name="cofactor-xla-compile").start()
-    done.wait()  # not Thread.join: interrupting that leaves the thread unjoinable at exit
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    return box
+
+
+def _wait(finished: threading.Event, *boxes):
+    """Wait, in a way Ctrl-C interrupts (not Thread.join: that leaves the thread unjoinable at
+    exit), until one of ``boxes`` has a result or all have failed."""
+    while not (any("result" in b for b in boxes) or all(b.get("done") for b in boxes)):
+        finished.wait()
+        finished.clear()
+
+
+def _result(*boxes):
+    """The first result among ``boxes``, or the first one's error."""
+    for box in boxes:
+        if "result" in box:
+            return box["result"]
+    raise boxes[0]["error"]
 
 
 class Executable:
