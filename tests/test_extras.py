@@ -54,6 +54,10 @@ CASES = {
     "unwrap": (lambda a: np.unwrap(np.cumsum(a * 2, axis=1)), A),
     "array_equiv": (lambda a: (np.array_equiv(a, a), np.array_equiv(a, a[0])), A),
     "logspace": (lambda a: a[0, 0] + np.logspace(0, 2, 4), A),
+    "packbits": (lambda a: (np.packbits(a > 0), np.packbits(a, axis=1), np.packbits(a < 3, axis=0, bitorder="little"),
+                            np.packbits(np.concatenate([a, a, a], axis=1).astype(bool), axis=-1)), I),
+    "unpackbits": (lambda a: (np.unpackbits(a), np.unpackbits(a, axis=0, count=-3), np.unpackbits(a, axis=1, count=35),
+                              np.unpackbits(a[0], bitorder="little", count=5)), I.astype(np.uint8)),
     "linalg_vecdot_cross": (lambda a: (np.linalg.vecdot(a, a), np.linalg.cross(a[:, :3], a[:, 1:])), A),
 }
 

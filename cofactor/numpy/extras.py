@@ -582,3 +582,51 @@ def ndenumerate(arr):
     if not isinstance(arr, TracedArray):
         return np.ndenumerate(arr)
     return ((index, arr[index]) for index in np.ndindex(arr.shape))
+
+
+@implements(np.packbits)
+def packbits(a, axis=None, bitorder="big"):
+    """Each run of 8 elements along ``axis`` (nonzero: a 1 bit, zero-padded at the end) as a uint8."""
+    a = asarray(a)
+    if a.dtype.kind not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    if bitorder not in ("big", "little"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    bits = np.moveaxis((a != 0).astype(np.uint8), axis_index(axis, a.ndim), -1)
+    padded = -bits.shape[-1] % 8
+    if padded:
+        bits = np.concatenate([bits, np.zeros((*bits.shape[:-1], padded), np.uint8)], axis=-1)
+    bits = bits.reshape(*bits.shape[:-1], bits.shape[-1] // 8, 8)
+    weights = np.left_shift(np.uint8(1), _bit_positions(bitorder))
+    return np.moveaxis((bits * weights).sum(axis=-1, dtype=np.uint8), -1, axis_index(axis, a.ndim))
+
+
+@implements(np.unpackbits)
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of a uint8 array along ``axis``, 8 elements for each (``count``: that many, or that
+    many fewer if negative, zero-padded past the end)."""
+    a = asarray(a)
+    if a.dtype != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if not isinstance(bitorder, str) or bitorder[:1] not in ("l", "b"):
+        raise ValueError("'order' must begin with 'l' or 'b'")
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    ax = axis_index(axis, a.ndim)
+    bytes_last = np.moveaxis(a, ax, -1)
+    bits = np.right_shift(bytes_last[..., None], _bit_positions(bitorder)) & np.uint8(1)
+    bits = bits.reshape(*bits.shape[:-2], bits.shape[-2] * 8)
+    total = bits.shape[-1]
+    wanted = total if count is None else count if count >= 0 else total + count
+    if wanted < 0:
+        raise ValueError("-count larger than number of elements")
+    if wanted > total:
+        bits = np.concatenate([bits, np.zeros((*bits.shape[:-1], wanted - total), np.uint8)], axis=-1)
+    return np.moveaxis(bits[..., :wanted], -1, ax)
+
+
+def _bit_positions(bitorder) -> np.ndarray:
+    """The bit of each of a byte's 8 elements, first element first."""
+    return np.arange(8, dtype=np.uint8)[::-1 if bitorder[0] == "b" else 1]
