@@ -70,7 +70,7 @@ import pipelines, worker
 enzyme_call = worker._load_enzyme_call()
 upstream = set(pipelines._patterns(enzyme_call, 1, []).split(';'))
 curated = set(pipelines._patterns(enzyme_call, 1, list(pipelines.EXCLUDED_PATTERNS)).split(';'))
-print(sorted(p.split('<')[0] for p in upstream - curated))
+print(sorted(p.split('<')[0].split('(')[0] for p in upstream - curated))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == str(sorted(EXCLUDED_PATTERNS))
