@@ -81,6 +81,7 @@ STATEMENTS = [
     ("for_range", 4, 1.5), ("for_n", 1.5, 0.5), ("for_rows", 1.5, 0.5), ("jump", 0, 5),
     ("early_return", 1.5, 1.5), ("nested_def", 2.5, 0), ("call_nested", 8, 8),
     ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3), ("accumulate", 1.5, 0.5), ("check", 0.6, 0.6),
+    ("collect", 1, 0.3),
 ]
 COMPOUND = {"if", "while", "for_range", "for_n", "for_rows", "nested_def"}
 UNROLL = 8             # cofactor's default: longer static ranges become one rolled loop
@@ -532,6 +533,32 @@ class _Generator:
         self.note("accumulate", f"accumulate:{'rolled' if count > UNROLL else 'unrolled'}",
                   f"accumulate:{'pyfloat' if '.' in start else 'pyint'}_{dtype}")
         return [f"{acc} = {start}", f"for {i} in range({count}):", f"    {update}"]
+
+    def stmt_collect(self, ctx):
+        """A list a loop (rolled or not) appends NumPy values to, then summed, counted or made an
+        array: cofactor unrolls a loop whose list grows (with an UnrolledLoopWarning)."""
+        rng = self.rng
+        name = self.pick(ctx, lambda k: k.cat == "array" and k.shape)
+        if name is None:
+            return None
+        kind = ctx.scope[name].kind
+        count = rng.choice([0, 3, 5, 9, 12, 20])
+        lst, i, out = self.fresh("lst"), self.fresh("i"), self.fresh("y")
+        rows = len(kind.shape) == 2 and rng.random() < 0.5
+        item = f"{name}[{i} % {kind.shape[0]}]" + (".copy()" if rows else f" * {rng.choice([1, 2])}")
+        use = rng.choice(["sum", "len", "array"])
+        if use == "len":
+            result, var = f"len({lst})", Var(PYINT, static=True)
+        elif use == "sum":
+            result = f"sum({lst})"
+            var = Var(Kind("array", kind.dtype, kind.shape[1:]) if rows and count else
+                      Kind("npscalar", kind.dtype) if count else PYINT, static=not count)
+        else:
+            result, var = f"np.array({lst}).sum()", Var(Kind("npscalar", kind.dtype if count else "float64"),
+                                                         static=False)
+        ctx.scope[out] = var
+        self.note("collect", f"collect:{'rolled' if count > UNROLL else 'unrolled'}", f"collect:{use}")
+        return [f"{lst} = []", f"for {i} in range({count}):", f"    {lst}.append({item})", f"{out} = {result}"]
 
     def stmt_self_assign(self, ctx):
         name = self.pick(ctx, lambda k: True, assignable=True)
