@@ -80,6 +80,19 @@ def test_methods_closures_and_lambdas():
     check(lambda x: m.shifted(x) + 1, x)
 
 
+LAMBDAS = {
+    "clipped": lambda x: x if x.sum() > 0 else -x,           # a dict entry: its line does not parse alone
+    "windows": lambda x: np.lib.stride_tricks.as_strided(
+        x, shape=(3, 2), strides=(x.strides[0], x.strides[0])).sum(-1),   # a call routed by the conversion
+}
+
+
+@pytest.mark.parametrize("name", LAMBDAS)
+def test_lambdas_inside_larger_expressions_are_converted(name):
+    check(LAMBDAS[name], rng.standard_normal(4))
+    check(LAMBDAS[name], -np.abs(rng.standard_normal(4)))
+
+
 def test_data_dependent_constructor_is_refused():
     with pytest.raises(cf.UnsupportedError, match="numpy.arange with traced arguments"):
         cf.jit(lambda x: np.arange(x.sum()))(np.ones(2))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import re
 import sysconfig
 import textwrap
 import threading
@@ -59,11 +60,13 @@ def _function_node(fn):
     except (OSError, TypeError):
         return None, 0
     source = textwrap.dedent("".join(lines))
+    name = fn.__code__.co_name
     try:
         tree = ast.parse(source)
     except SyntaxError:  # e.g. a lambda whose source lines are part of a larger expression
-        return None, 0
-    name = fn.__code__.co_name
+        if name != "<lambda>":
+            return None, 0
+        tree = ast.Module(body=[ast.Expr(node) for node in _lambdas_in(source)], type_ignores=[])
     candidates = [n for n in ast.walk(tree)
                   if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
                   or (name == "<lambda>" and isinstance(n, ast.Lambda))]
@@ -71,6 +74,23 @@ def _function_node(fn):
         args = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         candidates = [n for n in candidates if [a.arg for a in n.args.args] == args]
     return (candidates[0], first) if len(candidates) == 1 else (None, 0)
+
+
+def _lambdas_in(source: str) -> list:
+    """The lambdas in lines that do not parse on their own (a lambda in a dict entry, a call's
+    argument continued on the next line): from each ``lambda``, the longest text that parses."""
+    found = {}
+    for start in (m.start() for m in re.finditer(r"\blambda\b", source)):
+        for end in range(len(source), start, -1):
+            try:
+                node = ast.parse("(" + source[start:end] + ")", mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(node, ast.Lambda):  # (not a tuple of it and what follows)
+                ast.increment_lineno(node, source.count("\n", 0, start))
+                found[start] = node
+                break
+    return list(found.values())
 
 
 def _free_names(code) -> list:

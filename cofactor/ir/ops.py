@@ -96,9 +96,13 @@ def convert(x: Value, dtype) -> Value:
 
 
 def bitcast_convert(x: Value, dtype) -> Value:
-    if np.dtype(dtype).itemsize != x.dtype.itemsize:
-        raise ValueError("bitcast_convert needs equal element widths")
-    return emit("stablehlo.bitcast_convert", [x], [x.type.with_dtype(dtype)])[0]
+    """The same bits as ``dtype``: to a narrower one, a new last axis holds each element's pieces
+    (lowest address first); from a narrower one, the last axis (of the width ratio) goes."""
+    old, new = x.dtype.itemsize, np.dtype(dtype).itemsize
+    shape = x.shape + (old // new,) if new < old else x.shape[:-1] if new > old else x.shape
+    if new > old and x.shape[-1:] != (new // old,):
+        raise ValueError("bitcast_convert to a wider dtype needs a last axis of the width ratio")
+    return emit("stablehlo.bitcast_convert", [x], [x.type.with_shape(shape).with_dtype(dtype)])[0]
 
 
 def real(x: Value) -> Value:
@@ -123,8 +127,14 @@ def broadcast_in_dim(x: Value, shape, dims) -> Value:
         raise ValueError(f"broadcast_in_dim: cannot map {x.shape} into {shape} along {dims}")
     if shape == x.shape and dims == tuple(range(len(shape))):
         return x
-    return emit("stablehlo.broadcast_in_dim", [x], [x.type.with_shape(shape)],
-                {"broadcast_dimensions": _i64_array(dims)})[0]
+    result = emit("stablehlo.broadcast_in_dim", [x], [x.type.with_shape(shape)],
+                  {"broadcast_dimensions": _i64_array(dims)})[0]
+    literal = getattr(x.owner, "literal", None)  # (a block argument has none)
+    if literal is not None and list(dims) == sorted(dims):  # np.ones(n, bool) is known too (a view: no copy)
+        axes = iter(literal.shape)
+        result.owner.literal = np.broadcast_to(
+            literal.reshape([next(axes) if d in dims else 1 for d in range(len(shape))]), shape)
+    return result
 
 
 def reshape(x: Value, shape) -> Value:

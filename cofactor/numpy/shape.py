@@ -9,11 +9,12 @@ import builtins
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
-from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, strided_like
+from ..tracing.dispatch import constructs, implements
+from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, positions_view,
+                             strided_like)
 from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
                     reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
@@ -87,19 +88,33 @@ def flatten(a, order="C"):
 
 
 class _Bitcast(Lens):
-    """``a.view(dtype)`` for a dtype of the same width: the same bits read as ``dtype``, and written back."""
+    """``a.view(dtype)``: the same bits read as ``dtype``, and written back.  A dtype of another
+    width changes the last axis (NumPy requires it contiguous): a narrower one has more elements
+    along it, a wider one fewer."""
 
     def __init__(self, dtype):
         self.dtype = np.dtype(dtype)
 
     def read(self, base):
-        return ops.bitcast_convert(base, self.dtype)
+        old, new = base.dtype.itemsize, self.dtype.itemsize
+        if new > old:  # groups of elements along the last axis become one
+            base = ops.reshape(base, (*base.shape[:-1], base.shape[-1] * old // new, new // old))
+        bits = ops.bitcast_convert(base, self.dtype)
+        if new < old:  # each element's pieces follow one another along the last axis
+            bits = ops.reshape(bits, (*base.shape[:-1], base.shape[-1] * old // new))
+        return bits
 
     def write(self, base, new):
-        return ops.bitcast_convert(new, base.dtype)
+        old, wide = base.dtype.itemsize, self.dtype.itemsize
+        if wide < old:
+            new = ops.reshape(new, (*base.shape, old // wide))
+        bits = ops.bitcast_convert(new, base.dtype)
+        return ops.reshape(bits, base.shape) if wide > old else bits
 
     def type_of(self, base):
-        return base.with_dtype(self.dtype)
+        old, new = base.dtype.itemsize, self.dtype.itemsize
+        return base.with_shape((*base.shape[:-1], base.shape[-1] * old // new) if base.shape else ()
+                               ).with_dtype(self.dtype)
 
     def on_numpy(self, array):
         return array.view(self.dtype)
@@ -107,8 +122,8 @@ class _Bitcast(Lens):
 
 @implements("ndarray.view")
 def view_method(a, dtype=None, type=None):
-    """``a.view()``: another array object on the same storage (NumPy's identity view); with a dtype
-    of the same width (not bool), the same bits reinterpreted, writable through as in NumPy."""
+    """``a.view()``: another array object on the same storage (NumPy's identity view); with an integer
+    or real dtype, the same bits reinterpreted, writable through as in NumPy."""
     if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
         dtype, type = None, dtype
     if type is not None and type is not np.ndarray:
@@ -117,9 +132,12 @@ def view_method(a, dtype=None, type=None):
     if dtype is None or np.dtype(dtype) == v.type.dtype:
         return view(a, Transpose(list(range(v.type.rank))))
     dtype = np.dtype(dtype)
-    if dtype.itemsize != v.dtype.itemsize or "b" in (dtype.kind, v.dtype.kind) or dtype.fields is not None:
+    if {dtype.kind, v.dtype.kind} & {"b", "c"} or dtype.fields is not None:
         raise UnsupportedError(f"ndarray.view as {dtype} of an array of {v.dtype} is not supported: only a "
-                               "reinterpretation as a dtype of the same width (not bool) is")
+                               "reinterpretation between integer and real dtypes is")
+    if dtype.itemsize != v.dtype.itemsize:
+        with numpy_rules():  # NumPy's errors: a 0-d array, a last axis that is not contiguous or does not divide
+            strided_like(a).view(dtype)
     return view(a, _Bitcast(dtype))
 
 
@@ -260,6 +278,59 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     axes = tuple(range(ndim)) if axis is None else tuple(axis_index(a, ndim) for a in
                                                           (axis if np.iterable(axis) else (axis,)))
     return view(x, ReadOnly(_Windows(window_shape, axes), "assignment destination is read-only"))
+
+
+class _Strided(Lens):
+    """``as_strided`` of an owner: the elements at ``start`` plus whole-element ``strides``, read as
+    one gather of the flattened owner.  NumPy writes through it element by element, where elements
+    repeat too; cofactor does not (the view is read-only)."""
+
+    def __init__(self, start: int, shape, strides):
+        self.start, self.shape, self.strides = int(start), tuple(shape), tuple(strides)
+
+    def positions(self) -> np.ndarray:
+        """The flat position in the owner of each element."""
+        grid = np.indices(self.shape, dtype=np.int64)
+        return self.start + sum((s * g for s, g in zip(self.strides, grid)), np.zeros(self.shape, np.int64))
+
+    def read(self, base):
+        from .indexing import getitem
+        flat = TracedArray(ops.reshape(base, (base.type.size,)))
+        return getitem(flat, (self.positions(),)).value
+
+    def type_of(self, base):
+        return base.with_shape(self.shape)
+
+    def on_numpy(self, array):
+        return np.lib.stride_tricks.as_strided(array.reshape(-1)[self.start:], self.shape,
+                                               [s * array.itemsize for s in self.strides], writeable=False)
+
+
+@constructs(np.lib.stride_tricks.as_strided)  # not dispatched by NumPy: routed by the source conversion
+def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    """The elements of ``x``'s storage that NumPy would read at these strides, as a read-only view
+    (a gather of the owner)."""
+    if not isinstance(x, TracedArray):
+        return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
+    owner = x.owners()[0]
+    positions = positions_view(x, np.arange(owner.size).reshape(owner.shape)) if len(x.owners()) == 1 else None
+    if positions is None:
+        raise UnsupportedError("numpy.lib.stride_tricks.as_strided of this array (a view through a traced index, or "
+                               "one of several arrays chosen at run time) is not supported")
+    itemsize = x.dtype.itemsize
+    shape = x.shape if shape is None else tuple(int(n) for n in shape)
+    strides = tuple(s // positions.itemsize * itemsize for s in positions.strides) if strides is None \
+        else tuple(int(s) for s in strides)
+    if len(strides) != len(shape) or any(s % itemsize for s in strides):
+        raise UnsupportedError("numpy.lib.stride_tricks.as_strided with strides that are not whole elements of "
+                               f"{x.dtype} (or not one per axis) is not supported")
+    lens = _Strided(positions.flat[0] if positions.size else 0, shape, [s // itemsize for s in strides])
+    flat = lens.positions()
+    if flat.size and (flat.min() < 0 or flat.max() >= owner.size):
+        raise UnsupportedError("numpy.lib.stride_tricks.as_strided reads outside the array's memory (NumPy would read "
+                               "whatever lies there): choose a shape and strides that stay inside it")
+    return view(owner, ReadOnly(lens, "writing through numpy.lib.stride_tricks.as_strided is not supported (its "
+                                      "elements may repeat): write into the array itself", UnsupportedError))
 
 
 @implements(np.broadcast_arrays)

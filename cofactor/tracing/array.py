@@ -115,6 +115,7 @@ class TracedArray:
     ndim = property(lambda self: self.type.rank)
     size = property(lambda self: self.type.size)
     itemsize = property(lambda self: self.type.dtype.itemsize)
+    strides = property(lambda self: _strides(self))
     nbytes = property(lambda self: self.type.size * self.type.dtype.itemsize)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
@@ -480,6 +481,12 @@ TracedArray.__pow__ = _power
 TracedArray.__rpow__ = _operator(np.power, reflected=True)
 TracedArray.__ipow__ = lambda self, other: _update(self, np.square) if _is_two(other) else \
     _update(self, np.power, other)
+
+def _strides(array: TracedArray) -> tuple:
+    """NumPy's strides for this array: its owner is C-contiguous, and its lenses are NumPy's views."""
+    from .views import strided_like
+    return strided_like(array).strides
+
 
 def _set_shape(array: TracedArray, shape):
     """``a.shape = shape``: ``a`` itself takes the shape, on the same storage (other views keep theirs)."""

@@ -262,7 +262,7 @@ def strided_like(array) -> np.ndarray:
     return fake
 
 
-def _positions_view(array, positions: np.ndarray):
+def positions_view(array, positions: np.ndarray):
     """The same view of ``positions`` (an array of the owner's shape) that ``array`` is of its owner,
     or None where a lens is not a plain NumPy view known now (a traced index, a bitcast, ...)."""
     lenses = []
@@ -292,8 +292,7 @@ def assignment_order(target, source):
         return None
     positions = np.arange(owner.size).reshape(owner.shape)
     copied = positions.copy()
-    t, s, c = _positions_view(target, positions), _positions_view(source, positions), \
-        _positions_view(target, copied)
+    t, s, c = positions_view(target, positions), positions_view(source, positions), positions_view(target, copied)
     if t is None or s is None or not t.flags.writeable:
         return None
     c[...] = s.copy()

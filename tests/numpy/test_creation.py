@@ -104,10 +104,6 @@ def test_fill_casts_like_numpy():
     check(f, sample((3,), np.int32))
 
 
-def test_view_as_a_dtype_of_another_width_is_unsupported():
-    check_unsupported(lambda x: x.view(np.int32), sample((3,), np.float64), name="view")
-
-
 # --- constructors inside traced code ---------------------------------------------------------
 
 def test_filled_constructors():

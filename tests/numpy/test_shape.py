@@ -277,6 +277,63 @@ def _bits(x):
     return x.view(np.int64), y, exponent, (x.view(np.int64) & 0xFF).view(np.float64)
 
 
-def test_view_as_a_dtype_of_the_same_width():
-    check(_bits, np.array([1.5, -2.25, 3.0]))
-    check_unsupported(lambda x: x.view(np.int32), np.ones(2), name="ndarray.view")
+def _bytes(x):
+    x = x + 0  # check() runs NumPy on the same argument first
+    y = x.copy()
+    b = y.view(np.uint8)
+    b[..., 7] ^= np.uint8(0x80)  # flips the sign of every element, through the bytes (little-endian)
+    halves = x.view(np.int32).reshape(*x.shape[:-1], -1, 2)
+    return x.view(np.uint8), y, halves, x.view(np.uint8).view(np.float64), x.view(np.int16)[..., 1::4]
+
+
+@pytest.mark.parametrize("f", [
+    _bits, _bytes,
+    lambda x: x.astype(np.int8).view(np.int16),
+    lambda x: x[:, ::2].view(np.uint8),   # NumPy's error: the last axis is not contiguous
+    lambda x: x[0, 0].view(np.int32),     # NumPy's error: a 0-d array
+    lambda x: x[:, :3].astype(np.int16).view(np.int32),  # NumPy's error: 6 bytes do not divide by 4
+])
+def test_view_as_another_dtype(f):
+    check(f, np.array([[1.5, -2.25, 3.0, 0.5], [7.0, -0.125, 2.0, -9.5]]))
+
+
+def test_view_as_a_complex_dtype_is_refused():
+    check_unsupported(lambda x: x.astype(np.float32).view(np.complex64), np.ones(2), name="ndarray.view")
+
+
+def _windows(x, w=3):
+    from numpy.lib.stride_tricks import as_strided
+    return as_strided(x, shape=(x.shape[0] - w + 1, w), strides=(x.strides[0], x.strides[0])).mean(-1)
+
+
+def _toeplitz(c):
+    from numpy.lib.stride_tricks import as_strided
+    both = np.concatenate([c[::-1], c[1:]])
+    n = c.shape[0]
+    return as_strided(both[n - 1:], shape=(n, n), strides=(-both.strides[0], both.strides[0])).copy()
+
+
+def _blocks(x):
+    from numpy.lib.stride_tricks import as_strided
+    m = x[:9].reshape(3, 3)
+    s0, s1 = m.strides
+    return as_strided(m, shape=(2, 2, 2, 2), strides=(s0, s1, s0, s1)).sum(axis=(2, 3)), m.T.strides, x[::-3].strides
+
+
+@pytest.mark.parametrize("f", [
+    _windows, _toeplitz, _blocks,
+    lambda x: np.lib.stride_tricks.as_strided(x[1::2], shape=(3, 2), strides=(16, 8)),  # memory outside the view
+    lambda x: np.lib.stride_tricks.as_strided(x),
+])
+def test_as_strided_reads_what_numpy_reads(f):
+    check(f, np.arange(10.0) ** 1.5)
+
+
+@pytest.mark.parametrize("f, match", [
+    (lambda x: np.lib.stride_tricks.as_strided(x, shape=(4,), strides=(32,)), "outside the array's memory"),
+    (lambda x: np.lib.stride_tricks.as_strided(x, shape=(2,), strides=(4,)), "whole elements"),
+    (lambda x: np.lib.stride_tricks.as_strided(x, shape=(2, 2), strides=(8, 8)).__setitem__(0, 1.0), "writing through"),
+])
+def test_as_strided_refuses_clearly(f, match):
+    with pytest.raises(cf.UnsupportedError, match=match):
+        cf.jit(f)(np.arange(5.0))

@@ -207,7 +207,6 @@ def test_len_and_iteration_of_0d_raise_like_numpy():
 
 CONCRETIZE = {
     "bool": bool, "float": float, "int": int, "complex": complex, "index": operator.index,
-    "numpy_scalar": lambda x: np.float64(x),
     "range": lambda x: range(x), "if": lambda x: 1 if x else 0, "array_protocol": lambda x: x.__array__(),
 }
 
@@ -226,6 +225,7 @@ def test_python_values_of_traced_arrays_raise(name):
     lambda x: [a + b * c for a, b, c in [x[:3].tolist()]],
     lambda x: (x > 0).tolist(),
     lambda x: x.astype(np.int32).item(1) + np.int8(3),  # a Python int: NEP 50 keeps int8
+    lambda x: np.float32(x[0]) * np.float32(2),  # a NumPy scalar's constructor is traced in converted code
     lambda x: x.item(),  # NumPy's error: more than one element
 ])
 def test_item_and_tolist_give_traced_python_numbers(f):
