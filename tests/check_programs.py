@@ -48,6 +48,15 @@ def raise_in_rolled_loop(x):
     return x
 
 
+def arrays_in_the_message(x):
+    for i in range(12):
+        x = x * 1.5
+        if x.max() > 10:
+            raise ValueError(f"step {i}: {x!r}, first two {x[:2]}, none {x[:0]}, total {x.sum()!r}, "
+                             f"0-d {np.asarray(x[0])!r}, ints {x.astype(np.int32)}, {x[1]:.2f}")
+    return x
+
+
 def _require_finite(v):
     if not np.isfinite(v).all():
         raise FloatingPointError("not finite")
@@ -71,6 +80,7 @@ PROGRAMS = [
     (newton, [np.array([1.4142, 1.4143]), np.array([1.0, 300.0])]),
     (two_sites, [np.array([1.0, 2.0]), np.array([1.0, -2.0]), np.array([-1.0, -20.0]), np.array([-1.0, 2.0])]),
     (raise_in_rolled_loop, [np.array([1.0, 2.0]), np.array([0.1, 0.2])]),
+    (arrays_in_the_message, [np.array([1.0, -2.0, 3.0]), np.array([0.1, 0.2, -0.1])]),
     (via_helper, [np.array([1.0, 2.0]), np.array([0.0, 2.0]), np.array([-1.0, 2.0])]),
     (raise_class_with_cause, [np.array([1.0]), np.array([-1.0])]),
 ]

@@ -11,9 +11,10 @@ Converted code treats a ``raise`` like a ``return`` (convert/checks.py): what fo
 path does not run, and a loop it is in stops.  When a site fired, the program returns the
 arguments and globals it updates unchanged (NumPy's state at the raise would need the writes
 before it only), and cofactor raises that site's exception, with the user's line as a note.  A
-traced scalar its message formats (an f-string, ``str``, ``repr``, ``%``) shows its run-time value:
-the message holds a token, the site writes the value to a slot of the state, and the token is
-replaced after the call (16 slots; past them, and for arrays, the trace-time text).
+traced scalar or array its message formats (an f-string, ``str``, ``repr``, ``%``) shows its run-time
+value: the message holds a token, the site writes the value's elements to slots of the state, and
+the token is replaced after the call (64 slots per function; past them, and for complex values,
+the trace-time text).
 
 ``warnings.warn`` does not stop the program: each warning site is a bit of the state's second
 entry, set where it is reached, and after the call cofactor issues the warnings whose bits are
@@ -35,10 +36,10 @@ from .array import TracedArray
 
 
 # The program's check state, one int64 vector: the fired site, the warned-sites mask (a bit per
-# site, so at most 64 warning sites), and the slots holding the scalars the raise messages show.
+# site, so at most 64 warning sites), and the slots holding the elements the raise messages show.
 _FIRED, _WARNED, _SLOTS = 0, 1, 2
 MAX_WARNINGS = 64
-MESSAGE_SLOTS = 16
+MESSAGE_SLOTS = 64
 
 
 @dataclass
@@ -46,7 +47,30 @@ class Site:
     exception: BaseException | None  # None for a warning site
     warning: tuple | None            # (message, category) for a warning site
     where: tuple                     # (file, line) of the user's raise or warnings.warn
-    shown: list = field(default_factory=list)  # (token, slot, dtype, Python type or None, how, spec) in its message
+    shown: list = field(default_factory=list)  # (token, slot, _Shown, how, spec) in its message
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What a value a message shows was: to rebuild it from its elements' bits after the call."""
+    dtype: np.dtype
+    shape: tuple
+    scalar: bool               # a NumPy scalar (or a Python number, ``weak``), not an array
+    weak: type | None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @classmethod
+    def of(cls, array: TracedArray) -> "_Shown":
+        return cls(array.dtype, array.shape, array.scalar, array.weak)
+
+    def value(self, bits: np.ndarray):
+        elements = (bits.view(np.float64) if self.dtype.kind == "f" else bits).astype(self.dtype)
+        if not self.scalar:
+            return elements.reshape(self.shape)
+        return self.weak(elements[0]) if self.weak else elements[0]
 
 
 class Checks:
@@ -60,7 +84,9 @@ class Checks:
         self.state = trace.per_trace("checks", lambda: TracedArray(ops.constant(np.zeros(_SLOTS + MESSAGE_SLOTS,
                                                                                          np.int64))))
         self._made = self.state.value
-        self.shown = None  # while a raise's message is built: that site's list of scalars shown
+        self.shown = None  # while a raise's message is built: that site's list of values shown
+        self.free_slot = _SLOTS  # the first slot no message has taken
+        self.tokens = 0
         self.pending = None  # an exception built for a raise that raises at trace time after all
 
     @property
@@ -79,18 +105,22 @@ class Checks:
         """The values the program returns for its checks, after its results and updates."""
         return [self.state.value] if self.used else []
 
-    def _entry(self, index):
-        return ops.reshape(ops.slice(self.state.value, (index,), (index + 1,)), ())
+    def _entry(self, index, count=None):
+        """Entry ``index`` (a scalar), or the ``count`` entries from it (a vector)."""
+        entries = ops.slice(self.state.value, (index,), (index + (count or 1),))
+        return entries if count else ops.reshape(entries, ())
 
     def _set(self, index, value, where=None):
-        """Entry ``index`` becomes ``value`` where the code being traced runs (in a bounded loop's
-        spare iterations it does not) and ``where`` (an i1 scalar) holds."""
+        """The entries from ``index`` become ``value`` (a scalar or a vector) where the code being
+        traced runs (in a bounded loop's spare iterations it does not) and ``where`` (an i1 scalar) holds."""
         from .control import running
+        value = ops.reshape(value, (-1,) if value.type.rank else (1,)) if value.type.rank != 1 else value
         live = running()
         for condition in (where, live):
             if condition is not None:
-                value = ops.select(condition, value, self._entry(index))
-        self.state.value = ops.dynamic_update_slice(self.state.value, ops.reshape(value, (1,)),
+                value = ops.select(ops.broadcast_in_dim(condition, value.shape, ()), value,
+                                   self._entry(index, value.shape[0]))
+        self.state.value = ops.dynamic_update_slice(self.state.value, value,
                                                     [ops.constant(np.asarray(index, np.int64))])
 
     def unless_fired(self, original, updated):
@@ -101,13 +131,14 @@ class Checks:
         return ops.select(ops.broadcast_in_dim(fired, updated.shape, ()), original, updated)
 
     def placeholder(self, array: TracedArray, how: str, spec: str = "") -> str | None:
-        """A token standing, in the message being built, for ``array``'s run-time value (None: no slot
+        """A token standing, in the message being built, for ``array``'s run-time value (None: no slots
         for it, so it shows as at trace time)."""
-        slot = _SLOTS + sum(len(site.shown) for site in self.raises) + len(self.shown or ())
-        if self.shown is None or array.size != 1 or array.dtype.kind not in "biuf" or \
-                slot == _SLOTS + MESSAGE_SLOTS:
+        slot = self.free_slot
+        if self.shown is None or array.dtype.kind not in "biuf" or slot + array.size > _SLOTS + MESSAGE_SLOTS:
             return None
-        token = f"\x00cofactor {slot}\x00"
+        self.free_slot += array.size
+        self.tokens += 1  # (not the slot: an empty array takes none)
+        token = f"\x00cofactor {self.tokens}\x00"
         self.shown.append((token, slot, array, how, spec))
         return token
 
@@ -128,8 +159,8 @@ def _checks(what) -> Checks:
 
 
 def _bits(array: TracedArray):
-    """A scalar's value as an int64 (a float's bit pattern, as float64)."""
-    v = ops.reshape(array.value, ())
+    """The elements as int64s, in C order (a float's bit pattern, as float64)."""
+    v = ops.reshape(array.value, (array.size,))
     if array.dtype.kind == "f":
         return ops.bitcast_convert(ops.convert(v, np.float64), np.int64)
     return ops.convert(v, np.int64)
@@ -152,8 +183,9 @@ def reached_raise(make, where, always=False):
     checks.raises.append(site)
     first = ops.compare(checks._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
     for token, slot, array, how, spec in shown:  # written only by the raise that fires: the first
-        checks._set(slot, _bits(array), first)
-        site.shown.append((token, slot, array.dtype, array.weak, how, spec))
+        if array.size:
+            checks._set(slot, _bits(array), first)
+        site.shown.append((token, slot, _Shown.of(array), how, spec))
     checks._set(_FIRED, ops.constant(np.asarray(len(checks.raises), np.int64)), first)
     if always:
         raise RaisesAlways()
@@ -177,12 +209,10 @@ def reached_warning(message, category, where):
 
 
 def _shown(site: Site, state) -> dict:
-    """Each token of the site's message -> the text of its scalar's run-time value."""
+    """Each token of the site's message -> the text of its value at run time."""
     texts = {}
-    for token, slot, dtype, weak, how, spec in site.shown:
-        bits = np.int64(state[slot])
-        value = (bits.view(np.float64) if dtype.kind == "f" else bits).astype(dtype)[()]
-        value = weak(value) if weak else value
+    for token, slot, shown, how, spec in site.shown:
+        value = shown.value(np.asarray(state[slot:slot + shown.size], np.int64))
         texts[token] = format(value, spec) if how == "format" else repr(value) if how == "repr" else str(value)
     return texts
 
