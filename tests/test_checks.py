@@ -109,13 +109,33 @@ def test_a_raise_a_try_may_catch_stays_python():
         cf.jit(f)(np.ones(2))
 
 
-def test_a_checked_raise_inside_a_gradient_is_refused_clearly():
-    def loss(x):
-        if x.sum() > 100:
-            raise ValueError("too big")
-        return (x * x).sum()
-    with pytest.raises(cf.UnsupportedError, match="raise under a traced condition"):
-        cf.grad(loss)(np.ones(3))
+def _bounded_loss(x):
+    if x.sum() > 100:
+        raise ValueError(f"too big: {x.sum()}")
+    return (x * x * x).sum()
+
+
+def _bounded_square(x):
+    assert x.max() < 40, f"max {x.max()}"
+    return x * x
+
+
+@pytest.mark.parametrize("transform, want", [
+    (lambda x: cf.grad(_bounded_loss)(x), lambda x: 3 * x ** 2),
+    (lambda x: cf.value_and_grad(_bounded_loss)(x)[1], lambda x: 3 * x ** 2),
+    (lambda x: cf.hessian(_bounded_loss)(x), lambda x: np.diag(6 * x)),
+    (lambda x: cf.vjp(_bounded_square, x)[1](np.ones(3))[0], lambda x: 2 * x),
+    (lambda x: cf.jvp(_bounded_square, (x,), (np.ones(3),))[1], lambda x: 2 * x),
+    (lambda x: cf.jacobian(_bounded_square, mode="forward")(x), lambda x: np.diag(2 * x)),
+], ids=["grad", "value_and_grad", "hessian", "vjp", "jvp", "jacobian"])
+def test_checks_inside_differentiated_code_run_too(transform, want):
+    """On valid input the derivative; on bad input Python's error, from one compiled program."""
+    x = np.array([1.0, -2.0, 3.0])
+    compiled = cf.jit(transform)
+    np.testing.assert_allclose(np.asarray(compiled(x)), want(x), rtol=1e-9)
+    with pytest.raises((ValueError, AssertionError), match="too big: 150.0|max 50.0"):
+        compiled(np.full(3, 50.0))
+    assert len(compiled.cache) == 1
 
 
 def _always_raises(x):

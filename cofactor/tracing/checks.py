@@ -144,17 +144,19 @@ class Checks:
 
 
 def available(trace) -> bool:
-    """Whether raises and warnings can be checked at run time where ``trace`` is: in the function
-    it compiles, not in code it differentiates (nor in a trace with no check state)."""
-    return trace.checks is not None and not context.is_differentiating()
+    """Whether raises and warnings can be checked at run time where ``trace`` is (a trace with a
+    check state).  Code it differentiates is traced as a private function of the same trace:
+    the state is one of the arrays it captures and updates, so every transform (which runs that
+    function as written too) carries the writes out."""
+    return trace.checks is not None
 
 
 def _checks(what) -> Checks:
     trace = context.current()
     if not available(trace):
         raise located(UnsupportedError(
-            f"{what} under a traced condition inside code cofactor differentiates or traces as a function of its own "
-            "is not supported yet: check the condition outside it (in the function you compile)"))
+            f"{what} under a traced condition in code cofactor traces without a compiled function around it is not "
+            "supported: check the condition in a function compiled with cf.jit"))
     return trace.checks
 
 
