@@ -198,14 +198,33 @@ def overlap_through_transpose(m):
 
 def overlap_rows_in_a_loop(m):
     for row in m:                # the rows of m while m's last column changes (seed 67139)
-        row[1:4] = m[:3, -1]
+        row[1:4] = m[:3, 3]
+
+
+def overlap_traced_row_and_column(m):
+    for i in range(12):          # rolled: NumPy's order depends on i at run time
+        m[i % 4, :3] = m[1:4, 2]
+
+
+def symmetric_fill(m):
+    n = m.shape[0]
+    for i in range(n):           # a row from a column (through a traced index when rolled): a copy's result
+        m[i, :n] = m[:, i]
+
+
+def shift_rows(m):
+    for i in range(9):           # the same strides: memmove's order, a copy's result
+        m[(i + 1) % 4] = m[i % 4]
 
 
 @pytest.mark.parametrize("f", [overlap_row_into_column, overlap_column_into_row, overlap_row_into_reversed_column,
-                               overlap_strided_shift, overlap_through_transpose, overlap_rows_in_a_loop],
+                               overlap_strided_shift, overlap_through_transpose, overlap_rows_in_a_loop,
+                               overlap_traced_row_and_column, symmetric_fill,
+                               shift_rows],
                          ids=lambda f: f.__name__)
 def test_overlapping_assignment_is_numpys(f):
     """NumPy assigns overlapping views of one array without a temporary copy where their strides run
-    the same way, so the result is not a copy's: cofactor gives NumPy's."""
-    check_mutation(f, rng.normal(size=(3, 4)))
-    check_mutation(f, np.arange(20.0).reshape(4, 5))
+    the same way, so the result is not a copy's: cofactor gives NumPy's (known at trace time, or
+    through a traced index, at run time)."""
+    check_mutation(f, rng.normal(size=(4, 4)))
+    check_mutation(f, np.arange(121.0).reshape(11, 11))  # 11 rows: loops over them are rolled

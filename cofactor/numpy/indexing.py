@@ -12,7 +12,7 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex, assignment_order
+from ..tracing.views import BasicIndex, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
 from .creation import convert_like_numpy
@@ -224,19 +224,28 @@ def _assigned(a, v, shape):
                          f"{tuple(shape)}") from None
 
 
+def _assigned_as_numpy_does(target, v) -> bool:
+    """Whether ``target[...] = v`` was done here: an assignment between overlapping views of one
+    array that NumPy does element by element, so that its result is not a copy's."""
+    owner, order = target.owners()[0], assignment_order(target, v)
+    if order is not None:  # known now: a gather
+        flat = TracedArray(ops.reshape(owner.value, (owner.size,)))
+        owner.value = ops.reshape(getitem(flat, (order,)).value, owner.shape)
+        return True
+    flat = elementwise_assignment(target, v)  # through a traced index: element by element
+    if flat is not None:
+        owner.value = ops.reshape(flat, owner.shape)
+    return flat is not None
+
+
 @implements("ndarray.__setitem__")
 def setitem(a, index, v):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
         target = view(a, basic_lens(a.shape, index))
         new = _assigned(a, v, target.shape)
-        order = assignment_order(target, v) if isinstance(target, TracedArray) else None
-        if order is None:
+        if not (isinstance(target, TracedArray) and _assigned_as_numpy_does(target, v)):
             target.value = new
-        else:  # an overlapping assignment that NumPy does element by element (views.assignment_order)
-            owner = target.owners()[0]
-            flat = TracedArray(ops.reshape(owner.value, (owner.size,)))
-            owner.value = ops.reshape(getitem(flat, (order,)).value, owner.shape)
         return
     mask = index.value if _traced_mask(index) else None
     if mask is not None:  # a traced mask: select the assigned value where it is set

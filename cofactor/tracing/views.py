@@ -265,14 +265,10 @@ def strided_like(array) -> np.ndarray:
 def positions_view(array, positions: np.ndarray):
     """The same view of ``positions`` (an array of the owner's shape) that ``array`` is of its owner,
     or None where a lens is not a plain NumPy view known now (a traced index, a bitcast, ...)."""
-    lenses = []
-    while array.lens is not None:
-        lens = array.lens.inner if isinstance(array.lens, ReadOnly) else array.lens
-        if not isinstance(lens, (BasicIndex, Transpose, Reshape, Broadcast)) or lens.values():
-            return None
-        lenses.append(lens)
-        array = array.base
-    for lens in reversed(lenses):
+    lenses = _plain_lenses(array)
+    if lenses is None or any(lens.values() for lens in lenses):
+        return None
+    for lens in lenses:
         positions = lens.on_numpy(positions)
     return positions
 
@@ -298,6 +294,87 @@ def assignment_order(target, source):
     c[...] = s.copy()
     t[...] = s
     return None if np.array_equal(positions, copied) else positions.ravel()
+
+
+_ELEMENTWISE_LIMIT = 256  # elements a run-time emulation of NumPy's element-by-element assignment copies
+
+
+def _plain_lenses(array) -> list | None:
+    """The lenses from ``array``'s owner to it, owner side first, or None if one is not a plain
+    NumPy view (a bitcast, windows, ...)."""
+    lenses = []
+    while array.lens is not None:
+        lens = array.lens.inner if isinstance(array.lens, ReadOnly) else array.lens
+        if not isinstance(lens, (BasicIndex, Transpose, Reshape, Broadcast)):
+            return None
+        lenses.append(lens)
+        array = array.base
+    return lenses[::-1]
+
+
+def _positions_now(lenses, owner) -> Value:
+    """The owner's flat position of each element of the view ``lenses`` make, as the program
+    computes it (traced indices included): an iota of the owner read through them."""
+    positions = ops.reshape(ops.iota((owner.size,), np.dtype(np.int64), 0), owner.shape)
+    for lens in lenses:
+        positions = lens.read(positions)
+    return positions
+
+
+def elementwise_assignment(target, source):
+    """``target[...] = source`` where both see one owner's storage through a traced index (so
+    ``assignment_order`` cannot tell what NumPy does): the owner's new value, flat, or None where
+    NumPy's result is a copy's whatever the index (no shared owner, a target of several axes,
+    which NumPy copies through a temporary when they overlap, or strides the same for both).
+
+    A one-dimensional target NumPy assigns element by element, last element first when the target
+    starts inside the source after its start; this copies element by element in both orders and
+    picks NumPy's at run time."""
+    if not hasattr(source, "owners") or source.scalar or target.ndim != 1 or target.size < 2:
+        return None
+    owners = target.owners()
+    owner = owners[0]
+    if len(owners) != 1 or len(source.owners()) != 1 or source.owners()[0] is not owner:
+        return None
+    known = np.zeros(owner.shape)
+    if positions_view(target, known) is not None and positions_view(source, known) is not None:
+        return None  # known now: assignment_order's business
+    target_lenses, source_lenses = _plain_lenses(target), _plain_lenses(source)
+    if target_lenses is None or source_lenses is None:
+        return None
+    target_strides = strided_like(target).strides
+    source_layout = np.broadcast_to(strided_like(source), target.shape)
+    if source_layout.strides == target_strides or target_strides[0] * source_layout.strides[0] < 0:
+        return None  # memmove's order is a copy's; opposite directions NumPy copies through a temporary
+    if target.size > _ELEMENTWISE_LIMIT:
+        raise UnsupportedError(
+            f"an assignment of {target.size} elements between overlapping views of one array with different strides, "
+            "through a traced index: NumPy assigns them one by one, which cofactor emulates for at most "
+            f"{_ELEMENTWISE_LIMIT}; assign a copy (x[...] = y.copy()) if that is what you mean")
+    to = ops.reshape(_positions_now(target_lenses, owner), (target.size,))
+    source_positions = _positions_now(source_lenses, owner)
+    lead = target.ndim - source_positions.type.rank
+    frm = ops.reshape(ops.broadcast_in_dim(source_positions, target.shape, range(lead, target.ndim)), (target.size,))
+    flat = ops.reshape(owner.value, (owner.size,))
+
+    def element(values, k):
+        return ops.reshape(ops.slice(values, (k,), (k + 1,)), ())
+
+    def copied(order):
+        result = flat
+        for k in order:
+            piece = ops.dynamic_slice(result, [element(frm, k)], (1,))
+            result = ops.dynamic_update_slice(result, piece, [element(to, k)])
+        return result
+
+    # NumPy goes backwards where the target starts after the source's start, before its end.
+    n, step = target.size, source_layout.strides[0] // target.itemsize
+    first_source, first_target = element(frm, 0), element(to, 0)
+    source_end = ops.binary("stablehlo.add", first_source, ops.constant(np.asarray(n * step, np.int64)))
+    backwards = ops.binary("stablehlo.and", ops.compare(first_source, first_target, "LT"),
+                           ops.compare(first_target, source_end, "LT"))
+    return ops.select(ops.broadcast_in_dim(backwards, (owner.size,), ()), copied(range(n - 1, -1, -1)),
+                      copied(range(n)))
 
 
 def full_slices(shape):
