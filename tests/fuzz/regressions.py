@@ -652,3 +652,103 @@ def seed_100266(b, s, t, n):
         if n > 7:
             return s, b, b * 1.5, b - s
     return s, b
+
+
+def _seed_208715_helper0(x):
+    x += x.max()
+    for i1 in range(11):
+        x2 = np.where(x[2] > 2.0, np.sin(np.arange(5.0)), -0.5)
+        x[::-1] += x[i1 % 5]
+    else:
+        v3 = x[1:-1]
+
+
+@open_regression(208715, ('float32', 'int32'), "mismatch (float32 numerics): result[1] 0.095663 vs NumPy's 0.094691, both pipelines alike")
+def seed_208715(b, c, t, n):
+    t = b.min()
+    _seed_208715_helper0(b)
+    c[::-1] = c
+    c = c[::-1]
+    b[n % 5] = 0.25
+    v4 = b[::-1]
+    k5 = 0
+    while k5 < 4 and v4[2] < v4[2]:
+        k5 += 1
+        for i6 in range(n):
+            c = c
+            if b[i6 % 5] < b[i6 % 5]:
+                continue
+        v4 -= np.zeros(5, dtype=np.float32)
+    v4[::-1] //= 0.5
+    if v4[0] < c[4]:
+        acc7 = 0.0
+        for i8 in range(5):
+            acc7 = acc7 + b[i8 % 5]
+        acc7 = t
+        w9 = v4[1:-1]
+    else:
+        acc10 = 0.0
+        for i11 in range(3):
+            acc10 += b[i11 % 5]
+    b /= 1.5
+    t *= np.tanh(v4.mean())
+    x12 = np.sin(b[::-1])
+    v4[::2] = np.float64(3.0)
+    return n, x12
+
+
+def _seed_209552_helper0(x, y):
+    x[...] &= x
+    y -= y[0]
+    x1 = np.where(y[0, 3] > -1.0, x[::-1] - x, x[1])
+    x -= x[0]
+
+
+@open_regression(209552, ('float64', 'int64'), 'mismatch (XLA contracts m * t - (m * t)[0] into an FMA, so a row minus itself is -1e-17, not 0, and // 1.5 makes it -1)')
+def seed_209552(m, c, s, n, j):
+    m *= np.tanh(c[1:])
+    _seed_209552_helper0(c, m)
+    c = -(-c)
+    if s < 2.0:
+        m = np.sin(m)
+        for row2 in m:
+            c += c[::-1]
+    else:
+        m = np.zeros_like(m)
+    r3 = (np.int64(3) if n % 2 == 0 else c[1]) + c[n % 5]
+    if n < 3:
+        return np.where(c > -0.5, np.arange(5.0), m[n % 3, n % 4]) * 0.0, m
+    c[-1] = j
+    c[1] = n
+    c = (c // 5) - c[::-1]
+    k4 = 0
+    while k4 < 4:
+        k4 += 1
+        r3 -= n
+        m //= 1.5
+    v5 = c.reshape(1, 5)
+    y6 = n
+    m = np.maximum(m[::-1], s)
+    return np.where(s > -1.0, (np.ones(5) if m.max() > m.min() else np.ones(5)), np.full(5, 0.5)), m
+
+
+@open_regression(214092, ('float32', 'int32'), "internal: IndexError in Layout.fit for a conditional expression whose arms are a nested function's Python float (changing a nonlocal) and a NumPy float32")
+def seed_214092(a, b, m, c, s, t, n):
+    for row0 in m:
+        c[::2] = np.ones(3, dtype=np.int32)
+    else:
+        s = t
+    acc2 = 0.0
+    def bump1():
+        nonlocal acc2, a
+        acc2 //= 1.5
+        return acc2
+    r3 = (bump1() if b[n % 5] < a[n % 5] else s)
+    r3 /= (np.abs(np.float32(0.25)) + 1.0)
+    r4 = bump1()
+    s /= (np.abs(np.float32(n)) + 1.0)
+    m[:, -1] = m[:, 0]
+    for i5 in range(n):
+        m[:] -= np.float32(3.0)
+        c ^= np.arange(5, dtype=np.int64)
+    return a, (b - np.mean(m)) + acc2, r3
