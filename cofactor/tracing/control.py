@@ -34,6 +34,7 @@ from .array import Journal, TracedArray, make_stale, serial_now
 from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number,
                     choose_mirrors, expect_made, export, is_number, is_unset, join, number_type, shared_owners)
 from .heap import Heap, Scope
+from .views import ReadOnly, Transpose
 
 # Names the source conversion gives a function's pending return value: a branch that has not
 # returned yet leaves it unset, which is fine (a returned-flag guards every later use).
@@ -324,7 +325,8 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
             raise
         joined = False
     if not joined:  # outside the handler: an error here is not "during" the first
-        layout.nodes = [[_broadcast_value(states[0][0], states[1][0], line)]]
+        layout.nodes[0] = [_broadcast_value(states[0][0], states[1][0], line)]
+        layout.fit_joined(states)  # the other bindings: a nonlocal an arm changes, say
     originals = {key: a._value for arm in arms for key, (a, _) in arm[3].items()}  # restored by _run_arm
     written = {key: a for arm in arms for key, (a, _) in arm[3].items()}
     adopted = {}
@@ -343,6 +345,14 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     payload = results[:len(layout.types())]
     final = layout.build(payload)
     _mark_undefined(layout, final, f"in only one branch of {where}", defined)
+    if not joined and any(isinstance(x, TracedArray) and not x.scalar and (x.lens is not None or x.serial < bindings.start)
+                          for x in (state[0] for state in states)):
+        # A value now, where NumPy's is an array that other names see on one path: updating it in
+        # place would change them on that path only.
+        final[0] = TracedArray(None, final[0], ReadOnly(Transpose(list(range(final[0].ndim))), (
+            f"{IFEXP} at line {line} is an array other variables see on one path and a number or another shape "
+            "on the other: updating it in place would change them on one path only, which cofactor cannot "
+            "carry (copy it first: (a if c else b).copy(), or update the array itself)"), TracingError))
     bindings.assign(final)
     for a, r in zip(written.values(), results[len(payload):]):
         a.value = r
