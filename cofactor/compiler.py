@@ -224,7 +224,7 @@ class Compiled:
         XLA's compile already uses both.)"""
         types = self.trace.module.functions[0].result_types
         executable = Executable(self.mlir, types)
-        if rival_mlir is None:
+        if rival_mlir is None or executable.slow:  # a program XLA compiles slowly is not compiled twice
             return executable, None
         try:
             return executable, (rival_mlir, Executable(rival_mlir, types))

@@ -186,3 +186,6 @@ def test_a_compile_over_its_budget_is_done_again_without_fusion_emitters(monkeyp
         got = cf.jit(_reversed_steps, optimize=False)(m)
     assert record[0].filename == __file__  # shown at the user's call
     np.testing.assert_allclose(np.asarray(got), _reversed_steps(m), rtol=1e-12)
+    with pytest.warns(cf.SlowCompileWarning):
+        compiled = cf.compile(_heat_in_place, np.linspace(0.0, 1.0, 16))
+    assert compiled._rival is None  # optimize="auto" does not compile a slow program twice

@@ -46,7 +46,8 @@ def _target(device) -> str:
 
 
 def _compile(mlir_text: str, device, options):
-    """compile_and_load, or an executable deserialized from the disk cache."""
+    """(compile_and_load, whether it took longer than its budget), or an executable deserialized
+    from the disk cache."""
     from jaxlib import xla_client
 
     devices = xla_client.DeviceList((device,))
@@ -54,11 +55,11 @@ def _compile(mlir_text: str, device, options):
     serialized = cache.load("xla", name)
     if serialized is not None:
         try:
-            return device.client.deserialize_executable(serialized, devices, options)
+            return device.client.deserialize_executable(serialized, devices, options), False
         except Exception:  # written by an incompatible build: compile again and replace it
             pass
     try:
-        loaded = _compile_in_time(device, mlir_text.encode(), devices, options)
+        loaded, slow = _compile_in_time(device, mlir_text.encode(), devices, options)
     except Exception as e:  # XLA's own diagnostic, with the module that caused it
         raise CompilationError("XLA failed to compile the module", diagnostic=str(e), mlir=mlir_text) from None
     if cache.directory() is not None:
@@ -66,7 +67,7 @@ def _compile(mlir_text: str, device, options):
             cache.store("xla", name, loaded.serialize())
         except Exception:  # a PJRT plugin without serialization: nothing to cache
             pass
-    return loaded
+    return loaded, slow
 
 
 # XLA's CPU fusion emitters compile some small programs for minutes (a chain of elementwise steps
@@ -80,14 +81,15 @@ _WITHOUT_FUSION_EMITTERS = [("xla_cpu_use_fusion_emitters", False)]
 
 
 def _compile_in_time(device, mlir: bytes, devices, options):
-    """compile_and_load, again without the fusion emitters if it takes longer than its budget."""
+    """(compile_and_load, whether it took longer than its budget: then it is compiled again without
+    the fusion emitters, and the first to finish is used)."""
     from jaxlib import xla_client
 
     finished = threading.Event()
     first = _start(finished, device.client.compile_and_load, mlir, devices, options)
     if finished.wait(SLOW_COMPILE_SECONDS) or device.client.platform != "cpu":
         _wait(finished, first)
-        return _result(first)
+        return _result(first), False
     warn_in_user_code(f"XLA took more than {SLOW_COMPILE_SECONDS:g} s to compile this program: compiling it again without "
                   "its CPU fusion emitters, which some programs take minutes to compile with (the program may run "
                   "slower; COFACTOR_SLOW_COMPILE_SECONDS sets the budget)", SlowCompileWarning)
@@ -98,7 +100,7 @@ def _compile_in_time(device, mlir: bytes, devices, options):
     _wait(finished, first, second)
     if "result" in second and _note_abandoned(first):
         threading._register_atexit(_before_exit)  # (private, as concurrent.futures uses it): runs before the join
-    return _result(first, second)
+    return _result(first, second), True
 
 
 _abandoned: list[dict] = []  # compiles still running that a faster one replaced
@@ -157,7 +159,7 @@ class Executable:
         from jaxlib import xla_client
 
         self.device = device or default_device()
-        self.loaded = _compile(mlir_text, self.device, xla_client.CompileOptions())
+        self.loaded, self.slow = _compile(mlir_text, self.device, xla_client.CompileOptions())
         self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
 
     def __call__(self, buffers) -> list:
