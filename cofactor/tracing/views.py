@@ -280,11 +280,8 @@ def assignment_order(target, source):
     with different strides its result is then not a copy's.  Doing NumPy's own assignment on an
     array of positions finds its result: the owner's flat positions after it (a gather of the old
     value gives the new one), or None where that is a copy's (no overlap, or NumPy copied)."""
-    if not hasattr(source, "owners") or source.scalar:
-        return None
-    owners = target.owners()
-    owner = owners[0]
-    if len(owners) != 1 or len(source.owners()) != 1 or source.owners()[0] is not owner or owner.size > 1 << 22:
+    owner = _shared_owner(target, source)
+    if owner is None or owner.size > 1 << 22:
         return None
     positions = np.arange(owner.size).reshape(owner.shape)
     copied = positions.copy()
@@ -294,6 +291,16 @@ def assignment_order(target, source):
     c[...] = s.copy()
     t[...] = s
     return None if np.array_equal(positions, copied) else positions.ravel()
+
+
+def _shared_owner(target, source):
+    """The one owner whose storage both ``target`` and ``source`` (an array) see, or None."""
+    if not hasattr(source, "owners") or source.scalar:
+        return None
+    owners, source_owners = target.owners(), source.owners()
+    if len(owners) != 1 or len(source_owners) != 1 or source_owners[0] is not owners[0]:
+        return None
+    return owners[0]
 
 
 _ELEMENTWISE_LIMIT = 256  # elements a run-time emulation of NumPy's element-by-element assignment copies
@@ -330,18 +337,13 @@ def elementwise_assignment(target, source):
     A one-dimensional target NumPy assigns element by element, last element first when the target
     starts inside the source after its start; this copies element by element in both orders and
     picks NumPy's at run time."""
-    if not hasattr(source, "owners") or source.scalar or target.ndim != 1 or target.size < 2:
+    owner = _shared_owner(target, source)
+    if owner is None or target.ndim != 1 or target.size < 2:
         return None
-    owners = target.owners()
-    owner = owners[0]
-    if len(owners) != 1 or len(source.owners()) != 1 or source.owners()[0] is not owner:
-        return None
-    known = np.zeros(owner.shape)
-    if positions_view(target, known) is not None and positions_view(source, known) is not None:
-        return None  # known now: assignment_order's business
     target_lenses, source_lenses = _plain_lenses(target), _plain_lenses(source)
-    if target_lenses is None or source_lenses is None:
-        return None
+    if target_lenses is None or source_lenses is None or \
+            not any(lens.values() for lens in target_lenses + source_lenses):
+        return None  # not plain views, or known now: assignment_order's business
     target_strides = strided_like(target).strides
     source_layout = np.broadcast_to(strided_like(source), target.shape)
     if source_layout.strides == target_strides or target_strides[0] * source_layout.strides[0] < 0:
