@@ -8,6 +8,8 @@ Categories (FAILURES are bugs in cofactor):
                  very exception Python raised in the user's code: same type, same message)
   clear_error    cofactor refused with a CofactorError naming a line of the program, where NumPy ran
                  or raised only later (cofactor refused a construct before NumPy's error)
+  rounding       cofactor's results differ only where NumPy's own do when its operations round
+                 otherwise (``rounding_decides``): the program's answer there is decided by rounding
   mismatch       a result or an argument differs (value, dtype, shape)
   miscompile     optimize=False matches NumPy, the optimized program does not
   error_mismatch NumPy raised, cofactor did not raise a CofactorError of the same class
@@ -37,9 +39,9 @@ import numpy as np
 
 import cofactor as cf
 
-from . import generator
+from . import generator, rounding
 
-CATEGORIES = ["match", "numpy_error", "clear_error", "miscompile", "mismatch", "error_mismatch", "internal",
+CATEGORIES = ["match", "numpy_error", "clear_error", "rounding", "miscompile", "mismatch", "error_mismatch", "internal",
               "timeout"]   # in increasing severity
 # cofactor's refusals of a construct (not the errors that mirror NumPy's own)
 REFUSALS = (cf.TracingError, cf.UnsupportedError, cf.ConcretizationError)
@@ -66,6 +68,7 @@ class Outcome:
     seconds: float = 0.0
     shrunk: generator.Program | None = None       # the smallest program failing the same way
     shrunk_details: str = ""                        # what differs in that one
+    differing: frozenset = frozenset()              # a mismatch's differing places (``_places``)
 
     @property
     def failed(self):
@@ -141,11 +144,31 @@ def check(f, args, *, to_device=False, optimize="auto", timeout=TIMEOUT) -> Outc
                 module.update({k: v.copy() for k, v in initial.items()})
                 outcomes[setting] = _run_cofactor(f, args, names, to_device, setting, numpy_error, want,
                                                   (want_args, want_globals))
+        outcome = _combine(outcomes, optimize)
+        if outcome.category in ("mismatch", "miscompile"):
+            phase = "NumPy rounding otherwise"
+            module.update({k: v.copy() for k, v in initial.items()})
+            if rounding_decides(f, args, initial, (want, want_args, want_globals), outcome.differing):
+                outcome.category = "rounding"
     except Timeout:
         return Outcome("timeout", f"no answer in {timeout:.0f} s from {phase}", seconds=time.perf_counter() - start)
-    outcome = _combine(outcomes, optimize)
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def rounding_decides(f, args, initial, want_state, differing) -> bool:
+    """Whether every place where cofactor's run differs from NumPy's (``differing``) differs too in
+    some run of NumPy with its operations rounded otherwise (tests/fuzz/rounding.py): the program's
+    answer there is decided by rounding, not by its semantics. A run that raises tells nothing."""
+    names = list(inspect.signature(f).parameters)
+    unsettled = set()
+    for trial in range(rounding.TRIALS):
+        state = rounding.run(f, args, f.__globals__, initial, trial)
+        if not isinstance(state, Exception):
+            unsettled |= _places(_run_differences(want_state, state, names))
+        if differing <= unsettled:
+            return True
+    return False
 
 
 def _combine(outcomes, optimize):
@@ -156,6 +179,7 @@ def _combine(outcomes, optimize):
             default.details = f"optimize={optimize!r} only: {default.details}"
             return default
         worst = max((default, plain), key=lambda o: CATEGORIES.index(o.category))
+        worst.differing = default.differing | plain.differing
         if default.category != plain.category:
             setting = optimize if worst is default else False
             other = plain if worst is default else default
@@ -179,9 +203,8 @@ def _run_cofactor(f, args, names, to_device, optimize, numpy_error, want, want_s
         except Exception as e:  # noqa: BLE001
             error = e
     notes = [str(w.message).splitlines()[0] for w in caught if issubclass(w.category, cf.OptimizationWarning)]
-    outcome = _classify(error, numpy_error, lambda: _compare_run(want, got, want_args, given, names) or next(
-        (d for k, w in want_globals.items() if (d := compare(w, f.__globals__[k], f"global {k} after the call"))),
-        None))
+    outcome = _classify(error, numpy_error, lambda: list(_run_differences(
+        (want, want_args, want_globals), (got, given, {k: f.__globals__[k] for k in want_globals}), names)))
     outcome.warnings = notes
     return outcome
 
@@ -199,8 +222,10 @@ def _classify(error, numpy_error, compare) -> Outcome:
             return Outcome("clear_error", f"{type(error).__name__}: {str(error)}", type(error).__name__)
         return Outcome("error_mismatch", f"{said}; cofactor raised {_describe(error)}", cls.__name__)
     if error is None:
-        difference = compare()
-        return Outcome("mismatch", difference) if difference else Outcome("match")
+        differences = compare()
+        if not differences:
+            return Outcome("match")
+        return Outcome("mismatch", differences[0][2], differing=_places(differences))
     if isinstance(error, cf.CofactorError) and not isinstance(error, cf.InternalError) and _names_a_line(error):
         return Outcome("clear_error", f"{type(error).__name__}: {str(error)}", type(error).__name__)
     return Outcome("internal", _describe(error), type(error).__name__)
@@ -246,31 +271,42 @@ def _describe(error):
     return f"{type(error).__name__}: {str(error)}\n  at {where}"
 
 
-def _compare_run(want, got, want_args, given, names):
-    """The first difference between NumPy's run and cofactor's (results, then arguments), or None."""
-    difference = compare(want, got, "result")
-    if difference:
-        return difference
-    for name, w, g in zip(names, want_args, given):
+def _run_differences(want_state, got_state, names):
+    """Every difference between NumPy's run and another (results, arguments, module globals after
+    the call), as ``_differences`` gives them. A state: (result, arguments, globals)."""
+    (want, want_args, want_globals), (got, got_args, got_globals) = want_state, got_state
+    yield from _differences(want, got, "result")
+    for name, w, g in zip(names, want_args, got_args):
         if isinstance(w, np.ndarray):
-            difference = compare(w, np.asarray(g), f"argument {name} after the call")
-            if difference:
-                return difference
-    return None
+            yield from _differences(w, np.asarray(g), f"argument {name} after the call")
+    for k, w in want_globals.items():
+        yield from _differences(w, got_globals[k], f"global {k} after the call")
 
 
 def compare(want, got, path="result"):
     """None if cofactor's ``got`` equals NumPy's ``want``, else what differs."""
+    return next((message for _, _, message in _differences(want, got, path)), None)
+
+
+def _places(differences):
+    """The places ``_differences`` found: (path, flat index) for values, (path, None) for the rest."""
+    return frozenset((path, i) for path, elements, _ in differences for i in (elements or (None,)))
+
+
+def _differences(want, got, path):
+    """Yield (path, the flat indices of the differing elements or None, a message) for each value in
+    ``got`` that differs from NumPy's ``want`` (None: the type, dtype or shape differs)."""
     if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return f"{path}: got {_show(got)}, want a {type(want).__name__} of {len(want)}"
+            yield path, None, f"{path}: got {_show(got)}, want a {type(want).__name__} of {len(want)}"
+            return
         for k, (w, g) in enumerate(zip(want, got)):
-            difference = compare(w, g, f"{path}[{k}]")
-            if difference:
-                return difference
-        return None
+            yield from _differences(w, g, f"{path}[{k}]")
+        return
     if want is None or got is None:
-        return None if want is got else f"{path}: got {_show(got)}, want {_show(want)}"
+        if want is not got:
+            yield path, None, f"{path}: got {_show(got)}, want {_show(want)}"
+        return
     w, g = np.asarray(want), np.asarray(got)
     if type(want) in (int, float, complex) and np.result_type(g.dtype, type(want)(0)) == g.dtype:
         # A Python number where another path holds a NumPy scalar: cofactor's variable has the
@@ -278,15 +314,18 @@ def compare(want, got, path="result"):
         with contextlib.suppress(OverflowError):   # an int out of the dtype's range stays a difference
             w = np.asarray(want, dtype=g.dtype)
     if w.dtype != g.dtype:
-        return f"{path}: dtype {g.dtype}, want {w.dtype} (got {_show(g)}, want {_show(w)})"
-    if w.shape != g.shape:
-        return f"{path}: shape {g.shape}, want {w.shape}"
-    if w.dtype.kind in "fc":
-        rtol, atol = TOLERANCE.get(np.finfo(w.dtype).dtype, TOLERANCE[np.dtype(np.float64)])
-        same = np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        yield path, None, f"{path}: dtype {g.dtype}, want {w.dtype} (got {_show(g)}, want {_show(w)})"
+    elif w.shape != g.shape:
+        yield path, None, f"{path}: shape {g.shape}, want {w.shape}"
     else:
-        same = np.array_equal(g, w)
-    return None if same else f"{path}: got {_show(g)}, want {_show(w)}"
+        if w.dtype.kind in "fc":
+            rtol, atol = TOLERANCE.get(np.finfo(w.dtype).dtype, TOLERANCE[np.dtype(np.float64)])
+            same = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            same = np.equal(g, w)
+        if not np.all(same):
+            elements = frozenset(np.flatnonzero(~np.asarray(same)).tolist())
+            yield path, elements, f"{path}: got {_show(g)}, want {_show(w)}"
 
 
 def _show(value):

@@ -1,0 +1,105 @@
+"""NumPy with its floating-point operations rounded otherwise: the oracle that tells a program whose
+answer is decided by rounding from a wrong answer.
+
+A compiled program may round differently from NumPy, legitimately: XLA's own ``tanh``/``exp``, a
+multiply and add fused into one FMA, ``x / 12`` computed as ``x * (1 / 12)``, another summation
+order, subnormal floats flushed to zero on CPU. Each is a last-bit difference, but a program that
+compares, floors (``//``) or takes ``np.where`` of values that are equal up to rounding (``m.mean()``
+against the row it was taken from, a row minus itself fused into an FMA) turns it into a different
+answer, and NumPy's own answer moves the same way when its rounding does. ``run`` runs a program in
+NumPy with the results of the operations XLA may round otherwise (``ROUNDED_OTHERWISE``, in place or
+not) moved by one unit in the last place at random, and in every other trial with subnormal results
+of any operation flushed to zero: the places where such runs disagree with NumPy's plain run are
+decided by rounding. Operations IEEE 754 rounds one way (+, -, //, %, sqrt, min, max, floor, ...)
+are left alone: XLA gives NumPy's bits for them, and a difference there is a wrong answer.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+
+TRIALS = 8
+# XLA's own implementations (transcendental functions, power), a product fused into the addition
+# that follows (an FMA keeps the product unrounded), a division by a constant done as a multiply by
+# its reciprocal, and sums and products taken in another order (reductions, matmul).
+ROUNDED_OTHERWISE = {
+    np.multiply, np.square, np.true_divide, np.reciprocal, np.power, np.float_power, np.matmul,
+    np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.logaddexp, np.logaddexp2,
+    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.arctan2, np.hypot, np.cbrt,
+    np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh}
+REORDERED = {np.add, np.multiply}    # their reductions: the same operations in another order
+
+
+class _Rounded(np.ndarray):
+    """An array whose float ufunc results round otherwise (``_trial`` holds how); views, copies and
+    results of an operation on it are _Rounded too, so the noise follows the program's data."""
+
+    _trial: tuple | None = None     # (random generator, flush subnormals)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        inputs = tuple(_plain(x) for x in inputs)
+        if out is not None:
+            kwargs["out"] = tuple(_plain(o) for o in out)
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        moved = ufunc in ROUNDED_OTHERWISE or method != "__call__" and ufunc in REORDERED
+        if method == "at":
+            _round_otherwise(inputs[0], moved)
+            return None
+        if isinstance(result, tuple):
+            return tuple(_rounded(r, o, moved) for r, o in zip(result, out or (None,) * len(result)))
+        return _rounded(result, out[0] if out else None, moved)
+
+
+def _plain(x):
+    return x.view(np.ndarray) if isinstance(x, _Rounded) else x
+
+
+def _rounded(result, out, moved):
+    """The result rounded as the trial says (``moved``: by one unit at random too): an array in
+    place (it may be ``out``, seen by the program through views), a NumPy scalar as a new scalar of
+    its type (scalars are immutable)."""
+    if isinstance(result, np.ndarray):
+        _round_otherwise(result, moved)
+        return out if out is not None else result.view(_Rounded)
+    if isinstance(result, np.floating):
+        array = np.array(result)
+        _round_otherwise(array, moved)
+        return type(result)(array[()])
+    return result
+
+
+def _round_otherwise(array, moved):
+    if array.dtype.kind != "f" or array.size == 0:
+        return
+    rng, flush = _Rounded._trial
+    if moved:
+        up = np.where(rng.random(array.shape) < 0.5, np.inf, -np.inf).astype(array.dtype)
+        np.copyto(array, np.nextafter(array, up), where=rng.random(array.shape) < 0.5)
+    if flush:
+        np.copyto(array, np.copysign(np.zeros_like(array), array), where=np.abs(array) < np.finfo(array.dtype).tiny)
+
+
+def run(f, args, module, initial, trial):
+    """``f`` on copies of ``args`` (module globals reset from ``initial``) with NumPy rounding as
+    trial ``trial`` says: (result, arguments after the call, globals after the call), plain arrays,
+    or the exception it raised."""
+    given = tuple(a.copy().view(_Rounded) if isinstance(a, np.ndarray) else copy.deepcopy(a) for a in args)
+    module.update({k: v.copy().view(_Rounded) for k, v in initial.items()})
+    _Rounded._trial = (np.random.default_rng(trial), trial % 2 == 1)
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = f(*given)
+    except Exception as error:  # noqa: BLE001  (the caller decides what a raising run tells)
+        return error
+    finally:
+        _Rounded._trial = None
+    return _unwrapped(result), tuple(_unwrapped(a) for a in given), {k: _unwrapped(module[k]) for k in initial}
+
+
+def _unwrapped(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_unwrapped(v) for v in value)
+    return _plain(value)
