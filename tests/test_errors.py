@@ -163,6 +163,28 @@ def test_a_huge_unrolled_trace_stops_within_seconds_naming_the_loops():
     cf.jit(triangular, op_budget=None)  # the budget is an option (None: none)
 
 
+def _appends(x, n):
+    out = []
+    for i in range(n):
+        x = np.sin(x) + 0.5
+        out.append(x.sum())
+    return np.array(out)
+
+
+def test_a_long_loop_that_appends_to_a_list_says_to_preallocate():
+    """A list that grows keeps a loop from being one rolled loop: a short one is unrolled (NumPy's
+    list), a long one passes the op budget, and the error says why the loop was unrolled."""
+    import warnings
+
+    with pytest.warns(cf.UnrolledLoopWarning, match="list changes length"):
+        np.testing.assert_allclose(cf.jit(_appends)(np.ones(3), 20), _appends(np.ones(3), 20))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cf.UnrolledLoopWarning)
+        with pytest.raises(cf.TracingError, match=r"op_budget.*the loop at line \d+ could not be one rolled loop "
+                                                  r"because a list changes length.*preallocate an array"):
+            cf.jit(_appends)(np.ones(3), 3000)
+
+
 def _len_of_int(a):
     return len(5) + a
 

@@ -201,18 +201,18 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=()):
     loop = (get, set_, names, line, Scope(sys._getframe(1), get), broke, rebinds)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
-        if n > _options().unroll and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop):
-            return
-        _python_loop((iterable[i] for i in range(n)), body_fn, broke, line)
+        why = n > _options().unroll and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
+        if why is not None:
+            _python_loop((iterable[i] for i in range(n)), body_fn, broke, line, why or None)
         return
     if isinstance(iterable, TracedRange):
-        if not _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False):
-            raise TracingError(f"the loop at line {line} over a traced range could not be traced")
+        _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False)
         return
+    why = False
     if isinstance(iterable, range) and len(iterable) > _options().unroll:
-        if _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop):
-            return
-    _python_loop(iterable, body_fn, broke, line)
+        why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop)
+    if why is not None:
+        _python_loop(iterable, body_fn, broke, line, why or None)
 
 
 def _check_bound(bound, what):
@@ -223,17 +223,18 @@ def _check_bound(bound, what):
 
 
 @contextlib.contextmanager
-def _unrolled(line):
-    """A loop run as Python: if the trace outgrows its budget inside it, the error names it."""
+def _unrolled(line, why=None):
+    """A loop run as Python (``why``: what kept it from one rolled loop, if it was tried): if the
+    trace outgrows its budget inside it, the error names it."""
     try:
         yield
     except OpBudgetExceeded as e:
-        e.loops.append(line)
+        e.loops.append((line, why))
         raise
 
 
-def _python_loop(iterable, body_fn, broke, line):
-    with _unrolled(line):
+def _python_loop(iterable, body_fn, broke, line, why=None):
+    with _unrolled(line, why):
         for item in iterable:
             body_fn(item)
             if broke is not None:
@@ -242,12 +243,14 @@ def _python_loop(iterable, body_fn, broke, line):
                     return
 
 
-def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, fallback=True) -> bool:
-    """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter traced.
+def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, fallback=True) -> str | None:
+    """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter
+    traced; None when it did.
 
-    With ``fallback`` (a static range), a body that needs ``i`` as a Python number (``range(i)``, a
-    list index) returns False so the caller unrolls the loop instead; and when the range is not
-    empty, the variables the loop assigns keep their last values after it, as in Python.
+    With ``fallback`` (a static range), a body that cannot be one rolled loop (it needs ``i`` as a
+    Python number, ``range(i)``, a list index; a list grows in it) returns why, so that the caller
+    unrolls the loop instead; and when the range is not empty, the variables the loop assigns keep
+    their last values after it, as in Python.
     """
     counter = [start]
 
@@ -289,5 +292,5 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
             f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "
             f"while cofactor tried to keep it one rolled loop) because {reason}", UnrolledLoopWarning,
             scope.frame.f_code.co_filename, line)
-        return False
-    return True
+        return reason
+    return None

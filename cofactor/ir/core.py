@@ -160,8 +160,9 @@ class OutOfScope(Exception):
 
 
 class OpBudgetExceeded(Exception):
-    """A trace built more operations than its budget allows; ``loops``: the lines of the loops run
-    unrolled around the point it happened (added as it passes through them)."""
+    """A trace built more operations than its budget allows; ``loops``: (line, why it is not one
+    rolled loop, or None) of the loops run unrolled around the point it happened (added as it
+    passes through them)."""
 
     def __init__(self, count):
         super().__init__(count)

@@ -119,12 +119,15 @@ def _errors_for_users():
             "held deeper than cofactor looks (assign it to a local variable, or return it from a function)"
             + _where(e)) from None
     except OpBudgetExceeded as e:
-        loops = sorted(set(e.loops))
+        loops = sorted({line for line, _ in e.loops})
+        whys = dict(sorted((line, why) for line, why in e.loops if why))
         raise TracingError(
             f"the traced program passed {e.args[0] - 1} operations, cf.jit's op_budget: the function would compile "
             "for minutes or run out of memory"
             + (f"; the Python loops at lines {', '.join(map(str, loops))} run unrolled (each iteration traced anew):"
                " give them a trip count known only at run time (a traced range), or vectorize them" if loops else "")
+            + "".join(f"; the loop at line {line} could not be one rolled loop because {why}"
+                      for line, why in whys.items())
             + "; or raise the budget, cf.jit(f, op_budget=...)" + _where(e)) from None
     except Exception as e:
         kind = origin(e)
