@@ -52,8 +52,9 @@ class UnrolledLoopWarning(UserWarning):
 
 
 class SlowCompileWarning(UserWarning):
-    """XLA took longer than its budget to compile a program (XLA's CPU fusion emitters compile some
-    small programs for minutes), so it was compiled again without them, which may run slower."""
+    """XLA took longer than its budget to compile a program (XLA's CPU backend compiles some small
+    programs for minutes when it fuses their operations), so it was compiled again without fusion,
+    which may run slower."""
 
 
 class TracingError(CofactorError):

@@ -70,19 +70,21 @@ def _compile(mlir_text: str, device, options):
     return loaded, slow
 
 
-# XLA's CPU fusion emitters compile some small programs for minutes (a chain of elementwise steps
-# that each read the last one twice, as 24 unrolled steps of m = np.tanh(m[::-1]) + m[::-1]: over
-# 5 minutes, 0.06 s without them).  A compile that takes longer than this is started again without
-# them, and the first to finish is used; the abandoned one cannot be cancelled and finishes in the
-# background (the interpreter waits for it at exit).  Running without them costs up to 1.45x on the
-# benchmarks, so only programs that hit the budget pay it.
+# XLA's CPU backend compiles some small programs for minutes: a fusion of a chain of steps that each
+# read the last one at other indices (reversed, selected) emits every element's whole expression
+# tree, which grows exponentially (24 unrolled steps of m = np.tanh(m[::-1]) + m[::-1]: over 5
+# minutes; seed 211085's 2,000 selects and reverses on 3x4 arrays: 50 s, with or without the fusion
+# emitters; 0.8 s and 0.06 s without fusion).  A compile that takes longer than this is started again
+# without fusion, and the first to finish is used; the abandoned one cannot be cancelled and finishes
+# in the background (the interpreter waits for it at exit).  Unfused programs run slower (each
+# operation a loop of its own), so only programs that hit the budget pay it.
 SLOW_COMPILE_SECONDS = float(os.environ.get("COFACTOR_SLOW_COMPILE_SECONDS", "20"))
-_WITHOUT_FUSION_EMITTERS = [("xla_cpu_use_fusion_emitters", False)]
+_WITHOUT_FUSION = [("xla_disable_hlo_passes", "fusion")]
 
 
 def _compile_in_time(device, mlir: bytes, devices, options):
     """(compile_and_load, whether it took longer than its budget: then it is compiled again without
-    the fusion emitters, and the first to finish is used)."""
+    fusion, and the first to finish is used)."""
     from jaxlib import xla_client
 
     finished = threading.Event()
@@ -91,11 +93,11 @@ def _compile_in_time(device, mlir: bytes, devices, options):
         _wait(finished, first)
         return _result(first), False
     warn_in_user_code(f"XLA took more than {SLOW_COMPILE_SECONDS:g} s to compile this program: compiling it again without "
-                  "its CPU fusion emitters, which some programs take minutes to compile with (the program may run "
+                  "fusing its operations, which some programs take minutes to compile with (the program may run "
                   "slower; COFACTOR_SLOW_COMPILE_SECONDS sets the budget)", SlowCompileWarning)
     fallback = xla_client.CompileOptions()
     fallback.ParseFromString(options.SerializeAsString())
-    fallback.env_option_overrides = _WITHOUT_FUSION_EMITTERS
+    fallback.env_option_overrides = _WITHOUT_FUSION
     second = _start(finished, device.client.compile_and_load, mlir, devices, fallback)
     _wait(finished, first, second)
     if "result" in second and _note_abandoned(first):
