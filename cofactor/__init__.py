@@ -10,7 +10,8 @@ from .autodiff.activity import (Active, BatchDuplicated, Const, Duplicated, Forw
                                 Reverse, ReverseWithPrimal, autodiff)
 from .autodiff.custom import custom_jvp, stop_gradient
 from .autodiff.transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp
-from .compiler import Compiled, JitFunction, OptimizationWarning, TraceTimeRandomWarning, compile, jit
+from .compiler import (Compiled, JitFunction, OptimizationWarning, RecompileWarning, TraceTimeRandomWarning, compile,
+                       jit)
 from .debug import print  # noqa: A001, F401  (cf.print: run-time values from compiled code)
 from .errors import (CofactorError, CompilationError, ConcretizationError, InternalError, SlowCompileWarning,
                      TracingError, UnrolledLoopWarning, UnsupportedError)
@@ -23,7 +24,7 @@ __all__ = [
     "Active", "BatchDuplicated", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",
     "ReverseWithPrimal", "autodiff", "custom_jvp", "stop_gradient",
     "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError", "InternalError",
-    "JitFunction", "OptimizationWarning", "SlowCompileWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError",
+    "JitFunction", "OptimizationWarning", "RecompileWarning", "SlowCompileWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError",
     "UnrolledLoopWarning", "UnsupportedError",
     "cache", "code_hlo", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp", "code_xla", "compile", "devices", "jit", "to_device",
 ]

@@ -6,13 +6,14 @@ passes -> XLA -> runtime); each step lives in its own layer.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import time
 import warnings
 
 import numpy as np
 
-from .errors import CompilationError, TracingError, UnsupportedError
+from .errors import CompilationError, TracingError, UnsupportedError, warn_in_user_code
 from .convert.calls import converted
 from .runtime.devices import devices
 from .passes import runner
@@ -21,7 +22,7 @@ from .runtime.array import ConcreteArray
 from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, Options
 from .tracing.context import is_tracing
 from .tracing import checks, implicit
-from .tracing.trace import is_array, trace
+from .tracing.trace import PythonNumber, is_array, trace
 from .xla.executable import Executable
 
 _PIPELINES = {True: "curated", "auto": "curated", "upstream": "upstream", False: "none"}
@@ -29,6 +30,14 @@ _PIPELINES = {True: "curated", "auto": "curated", "upstream": "upstream", False:
 
 class OptimizationWarning(UserWarning):
     """An optimization pipeline failed; the program was compiled without it."""
+
+
+class RecompileWarning(UserWarning):
+    """A jit function compiled for more than RECOMPILE_WARNING signatures: each new one costs a
+    trace and a compile."""
+
+
+RECOMPILE_WARNING = 8
 
 
 class TraceTimeRandomWarning(UserWarning):
@@ -87,6 +96,8 @@ def differentiates(text: str) -> bool:
 
 
 def _leaf_key(leaf):
+    if type(leaf) is PythonNumber:
+        return ("python", type(leaf.value))
     if type(leaf) is ConcreteArray:
         return leaf.aval
     if is_array(leaf):
@@ -99,6 +110,43 @@ def _leaf_key(leaf):
         raise TracingError(f"an argument of type {type(leaf).__name__} is neither an array nor hashable, "
                            "so it cannot be a compile-time constant") from None
     return (type(leaf), leaf)
+
+
+def static_arguments(fn, static_argnums=(), static_argnames=()) -> tuple[set, set]:
+    """(positions, names) of the arguments whose Python numbers stay compile-time constants."""
+    positions = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+    names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
+    try:
+        parameters = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return positions, names
+    positions |= {parameters.index(n) for n in names if n in parameters}
+    names |= {parameters[k] for k in positions if k < len(parameters)}
+    return positions, names
+
+
+def numbers_traced(args, kwargs, static) -> tuple | None:
+    """``(args, kwargs)`` with their Python floats and complex numbers (outside the ``static``
+    arguments) wrapped to be traced as values, or None where there are none."""
+    positions, names = static
+    found = False
+
+    def wrapped(value):
+        nonlocal found
+        if type(value) in (np.ndarray, ConcreteArray, int, bool, str) or value is None:
+            return value
+        if type(value) in (float, complex):
+            found = True
+            return PythonNumber(value)
+        leaves, treedef = flatten(value)
+        if not any(type(leaf) in (float, complex) for leaf in leaves):
+            return value
+        found = True
+        return unflatten(treedef, [PythonNumber(x) if type(x) in (float, complex) else x for x in leaves])
+
+    args = tuple(a if k in positions else wrapped(a) for k, a in enumerate(args))
+    kwargs = {k: v if k in names else wrapped(v) for k, v in kwargs.items()}
+    return (args, kwargs) if found else None
 
 
 @functools.cache
@@ -179,14 +227,16 @@ class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
     def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=DEFAULT_UNROLL,
-                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET):
+                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET, static=((), ())):
+        """``static``: (positions, names) of the arguments whose Python floats are constants (the
+        others' are traced, ``numbers_traced``); None: all of them are."""
         kwargs = kwargs or {}
         self.fn = fn
         self.optimize = optimize
-        self.key, _ = signature(args, kwargs)
+        self.static = static
         start = time.perf_counter()
-        self.trace = _trace_user_function(fn, args, kwargs, Options.of(unroll, max_iterations, checkpoint,
-                                                                                op_budget))
+        self.trace = self._traced(args, kwargs, Options.of(unroll, max_iterations, checkpoint, op_budget))
+        self.key, _ = signature(*self.arguments(args, kwargs))
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
         self.mlir, failed = _optimized(self.raw_mlir, optimize, differentiates(self.raw_mlir))
@@ -205,6 +255,21 @@ class Compiled:
         self._host_inputs = self.trace.host_inputs
         self._guards = self.trace.guards
         self._checks = self.trace.checks
+
+    def _traced(self, args, kwargs, options):
+        """The trace with the Python floats traced, or, if that fails (the function needs their
+        values: ``range(int(t / dt))``, a dict key), with them as constants (``static`` = None)."""
+        wrapped = self.static is not None and numbers_traced(args, kwargs, self.static)
+        if wrapped:
+            try:
+                return _trace_user_function(self.fn, *wrapped, options)
+            except Exception:  # noqa: BLE001  (traced again below; an error there is the user's)
+                self.static = None
+        return _trace_user_function(self.fn, args, kwargs, options)
+
+    def arguments(self, args, kwargs) -> tuple:
+        """The arguments as traced: Python floats wrapped as PythonNumbers (where they are traced)."""
+        return (self.static is not None and numbers_traced(args, kwargs, self.static)) or (args, kwargs)
 
     def _rival_mlir(self):
         """optimize="auto": the program from the pipeline with the patterns that help some programs
@@ -308,6 +373,7 @@ class Compiled:
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):
+        args, kwargs = self.arguments(args, kwargs)
         key, arrays = signature(args, kwargs)
         if key != self.key:
             raise TypeError(f"this function was compiled for other arguments: {self.key[1]} "
@@ -323,20 +389,27 @@ class Compiled:
 
 
 def compile(fn, *args, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-            op_budget=DEFAULT_OP_BUDGET, **kwargs) -> Compiled:
+            op_budget=DEFAULT_OP_BUDGET, static_argnums=(), static_argnames=(), **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
     return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
-                    checkpoint=checkpoint, op_budget=op_budget)
+                    checkpoint=checkpoint, op_budget=op_budget,
+                    static=static_arguments(fn, static_argnums, static_argnames))
 
 
 class JitFunction:
     """``fn`` compiled on first call for each new signature, then served from a cache."""
 
-    def __init__(self, fn, **options):
+    def __init__(self, fn, static_argnums=(), static_argnames=(), transform=False, **options):
+        """``transform``: the program of a transform called outside a trace (cf.grad(f)(x)), whose
+        arguments hold the user's function: its Python numbers stay constants (as they would be
+        outside the transform), and new signatures are not warned about."""
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.options = options
+        self._transform = transform
+        self._static = None if transform else static_arguments(fn, static_argnums, static_argnames)
         self.cache: dict = {}
+        self._last_key = None
         # The hot path: ConcreteArray arguments only, keyed by their (shape, dtype)s alone, for
         # compiled functions that neither update arguments nor read host state (so passing the
         # same array twice needs no special care).
@@ -357,31 +430,60 @@ class JitFunction:
                     self._by_avals.pop(avals, None)  # compiled anew below
         if is_tracing():  # called from code being traced: it is part of that program
             return converted(self.fn)(*args, **kwargs)
-        key, arrays = signature(args, kwargs)
-        compiled = self.cache.get(key) or self._compile(key, args, kwargs)
+        call = self._arguments(args, kwargs)
+        key, arrays = signature(*call)
+        compiled = self.cache.get(key)
+        if compiled is None:
+            return self._compile(key, args, kwargs)(*args, **kwargs)
         try:
-            return compiled.call_leaves(arrays, args, kwargs)
+            return compiled.call_leaves(arrays, *call)
         except implicit.StaleCall:  # a global or cell it read changed: compiled again, as if new
-            return self._compile(key, args, kwargs, stale=compiled).call_leaves(arrays, args, kwargs)
+            return self._compile(key, args, kwargs, stale=compiled)(*args, **kwargs)
+
+    def _arguments(self, args, kwargs) -> tuple:
+        return (self._static is not None and numbers_traced(args, kwargs, self._static)) or (args, kwargs)
 
     def _compile(self, key, args, kwargs, stale=None) -> Compiled:
         """The Compiled for ``key``, made once even when several threads ask at once (``stale``:
-        the one to replace)."""
+        the one to replace).  One that needed its Python floats' values has them as constants
+        from then on."""
         with self._lock:
             compiled = self.cache.get(key)
             if compiled is None or compiled is stale:
-                compiled = self.cache[key] = Compiled(self.fn, args, kwargs, **self.options)
+                compiled = Compiled(self.fn, args, kwargs, static=self._static, **self.options)
+                self._static = compiled.static
+                self.cache[compiled.key] = compiled
+                if not self._transform and compiled is not stale and len(self.cache) == RECOMPILE_WARNING + 1:
+                    warn_in_user_code(f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; "
+                                      f"the last call changed {_changed(self._last_key, compiled.key, self.fn, args, kwargs)}: "
+                                      "each new one is traced and compiled again", RecompileWarning)
+                self._last_key = compiled.key
                 if not kwargs and all(type(a) is ConcreteArray for a in args) and compiled.is_pure:
                     self._by_avals[tuple(a.aval for a in args)] = compiled
             return compiled
 
     def lower(self, *args, **kwargs) -> Compiled:
-        key, _ = signature(args, kwargs)
+        key, _ = signature(*self._arguments(args, kwargs))
         return self.cache.get(key) or self._compile(key, args, kwargs)
 
 
+def _changed(old, new, fn, args, kwargs) -> str:
+    """Which arguments differ between two signatures (cache keys; ``args``, ``kwargs``: the new
+    one's call), for RecompileWarning."""
+    if old is None or old[0] != new[0]:
+        return "the structure of its arguments"
+    try:
+        parameters = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    owners = [parameters[k] if k < len(parameters) else f"argument {k}" for k, a in enumerate(args)
+              for _ in flatten(a)[0]] + [name for name, v in kwargs.items() for _ in flatten(v)[0]]
+    changed = dict.fromkeys(owner for owner, a, b in zip(owners, old[1], new[1]) if a != b)
+    return "the aliasing of its arguments" if not changed else ", ".join(changed)
+
+
 def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-        op_budget=DEFAULT_OP_BUDGET):
+        op_budget=DEFAULT_OP_BUDGET, static_argnums=(), static_argnames=()):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
@@ -393,12 +495,17 @@ def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None,
     error naming the unrolled loops once the program has this many operations (None: no limit),
     rather than leave XLA compiling for minutes.
 
+    Arrays are traced by shape and dtype, and Python floats and complex numbers by type alone (as
+    weak values: NEP 50), so calls with a new ``dt`` share one compile; ints, bools and other
+    values are compile-time constants, and so are the floats of ``static_argnums`` /
+    ``static_argnames`` and of a function that needs their values (``range(int(t / dt))``).
+
     ``optimize``: "auto" (the default) compiles the curated pipeline and, when it gives another
     program, the curated pipeline with the loop rewrites that help some programs and hurt others
     (passes/pipelines.py, TRIED_BY_AUTO); the first call runs both and keeps the faster.  True:
     the curated pipeline only; "upstream": Enzyme-JAX's pipeline unmodified; False: none."""
     options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint,
-               "op_budget": op_budget}
+               "op_budget": op_budget, "static_argnums": static_argnums, "static_argnames": static_argnames}
     if fn is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fn, **options)

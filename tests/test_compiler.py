@@ -1,4 +1,6 @@
 """cf.jit / cf.compile: tracing once per signature, pytrees, constants, optimize modes."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -24,7 +26,9 @@ def test_jit_traces_once_per_signature():
     f(x.astype(np.float32), 2.0)
     assert len(calls) == 3  # new dtype
     np.testing.assert_array_equal(np.asarray(f(x, 3.0)), x * 3.0)
-    assert len(calls) == 4  # a Python scalar is a compile-time constant: new value, new trace
+    assert len(calls) == 3  # a Python float is traced: a new value, the same trace
+    np.testing.assert_array_equal(np.asarray(f(x, 3)), x * 3)
+    assert len(calls) == 4  # a Python int is a compile-time constant: a new value, a new trace
 
 
 def test_python_scalar_constant_keeps_its_type_in_the_key():
@@ -189,3 +193,76 @@ def test_a_compile_over_its_budget_is_done_again_without_fusion(monkeypatch):
     with pytest.warns(cf.SlowCompileWarning):
         compiled = cf.compile(_heat_in_place, np.linspace(0.0, 1.0, 16))
     assert compiled._rival is None  # optimize="auto" does not compile a slow program twice
+
+
+def _euler_step(u, dt):
+    return u + dt * np.sin(u)
+
+
+def test_a_python_float_argument_is_traced_not_a_constant():
+    """A new dt does not compile again, and it stays a weak Python number (NEP 50: float32 stays)."""
+    step = cf.jit(_euler_step)
+    u = np.linspace(0.0, 1.0, 5, dtype=np.float32)
+    for k in range(100):
+        dt = 0.01 * (k + 1)
+        got = step(u, dt)
+        assert np.asarray(got).dtype == np.float32
+        np.testing.assert_allclose(np.asarray(got), _euler_step(u, dt), rtol=1e-6)
+    assert len(step.cache) == 1
+    z = cf.jit(lambda u, c: u * c)(np.ones(2), 1.5 - 2j)      # complex numbers too
+    np.testing.assert_allclose(np.asarray(z), np.ones(2) * (1.5 - 2j))
+
+
+def _rk4(u, dt, t_end):
+    def rate(v):
+        return -0.5 * v + np.sin(v)
+    t = 0.0
+    while t < t_end:                 # Python floats: a loop over a traced t, not 1/dt unrolled steps
+        k1 = rate(u)
+        k2 = rate(u + 0.5 * dt * k1)
+        k3 = rate(u + 0.5 * dt * k2)
+        k4 = rate(u + dt * k3)
+        u = u + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += dt
+    return u, t
+
+
+def test_an_rk4_loop_on_python_floats_is_one_rolled_loop():
+    rk4 = cf.jit(_rk4)
+    u = np.linspace(-1.0, 1.0, 4)
+    for dt in (0.01, 0.003):
+        got, t = rk4(u, dt, 2.0)
+        want, want_t = _rk4(u, dt, 2.0)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(t), want_t, rtol=1e-12)
+    assert len(rk4.cache) == 1
+    assert rk4.lower(u, 0.01, 2.0).mlir.count("stablehlo.while") == 1
+
+
+def _halvings(u, dt):
+    for _ in range(int(1.0 / dt)):   # needs dt's value: dt is a constant of the compiled function
+        u = u * 0.5
+    return u
+
+
+def test_python_floats_whose_values_are_needed_stay_constants():
+    halvings = cf.jit(_halvings)
+    for dt in (0.25, 0.5):
+        np.testing.assert_allclose(np.asarray(halvings(np.ones(2), dt)), _halvings(np.ones(2), dt))
+    assert len(halvings.cache) == 2
+    for static in ({"static_argnums": 1}, {"static_argnames": "dt"}):
+        step = cf.jit(_euler_step, **static)
+        for dt in (0.1, 0.2, 0.3):
+            np.testing.assert_allclose(np.asarray(step(np.ones(3), dt)), _euler_step(np.ones(3), dt))
+        assert len(step.cache) == 3
+
+
+def test_many_signatures_warn_once_naming_the_argument():
+    step = cf.jit(_euler_step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", cf.RecompileWarning)
+        for n in range(1, 12):
+            step(np.ones(n), 0.5)
+    messages = [str(w.message) for w in caught if issubclass(w.category, cf.RecompileWarning)]
+    assert len(messages) == 1 and "compiled for 9 signatures" in messages[0] and "changed u:" in messages[0]
+    assert caught[0].filename == __file__

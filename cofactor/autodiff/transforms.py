@@ -35,7 +35,7 @@ def staged(emit):
             return emit(*args)
         program = _programs.get(emit)
         if program is None:
-            program = _programs[emit] = JitFunction(emit)
+            program = _programs[emit] = JitFunction(emit, transform=True)
         return program(*args)
     return run
 

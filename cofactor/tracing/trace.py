@@ -1,8 +1,9 @@
 """Tracing a Python function into a StableHLO module.
 
 Array leaves of the arguments become function arguments (traced by shape
-and dtype); every other leaf is a compile-time constant handed to the
-function unchanged.
+and dtype), and so do Python floats and complex numbers the caller wrapped in
+``PythonNumber`` (traced as weak 0-d values, NEP 50); every other leaf is a
+compile-time constant handed to the function unchanged.
 """
 from __future__ import annotations
 
@@ -28,6 +29,27 @@ def is_array(x) -> bool:
     if isinstance(x, (np.ndarray, np.generic)):
         return True
     return hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+class PythonNumber:
+    """A Python float or complex argument traced as a value: the function sees a weak traced number
+    (NEP 50: ``x32 * dt`` stays float32), so that calls with other values share one compile."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    @property
+    def shape(self):
+        return ()
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float64 if type(self.value) is float else np.complex128)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.value, dtype=dtype)
 
 
 def argument_type(x) -> TensorType:
@@ -71,8 +93,7 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     with tracing(context), insertion_point(main.body), _errors_for_users():
         context.checks = checks = Checks(context)
         # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
-        traced_by_id = {id(arrays[k]): TracedArray(v, scalar=isinstance(arrays[k], np.generic))
-                        for k, v in zip(params, main.arguments)}
+        traced_by_id = {id(arrays[k]): _argument(arrays[k], v) for k, v in zip(params, main.arguments)}
         context.arguments.update(id(t) for t in traced_by_id.values())
         context.argument_arrays = {id(arrays[k]): (k, traced_by_id[id(arrays[k])]) for k in params}
         traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
@@ -141,6 +162,12 @@ def _errors_for_users():
 def _where(error) -> str:
     where = location_of(error)
     return f"\n  in user code at {where}" if where else ""
+
+
+def _argument(leaf, value) -> TracedArray:
+    if type(leaf) is PythonNumber:
+        return TracedArray(value, scalar=True, weak=type(leaf.value))
+    return TracedArray(value, scalar=isinstance(leaf, np.generic))
 
 
 def _stand_in(leaf, index):

@@ -61,8 +61,8 @@ PYINT, PYFLOAT = Kind("pyint", "int"), Kind("pyfloat", "float")
 # program's float dtype or "I" for its int dtype, shape), and how often a program takes each.
 PARAMS = {"a": ("array", "F", (5,)), "b": ("array", "F", (5,)), "m": ("array", "F", (3, 4)),
           "c": ("array", "I", (5,)), "s": ("npscalar", "F", ()), "t": ("array", "F", ()),
-          "n": ("pyint", "I", ()), "j": ("npscalar", "I", ())}
-PARAM_ODDS = {"j": 0.25}    # the others 0.55
+          "n": ("pyint", "I", ()), "j": ("npscalar", "I", ()), "x": ("pyfloat", "F", ())}
+PARAM_ODDS = {"j": 0.25, "x": 0.3}    # the others 0.55
 
 FLOATS = ["0.5", "1.0", "1.5", "2.0", "-0.5", "0.25", "-1.0", "3.0"]
 INTS = ["1", "2", "3", "5", "7"]
@@ -115,7 +115,7 @@ def make_arguments(params, seed, dtypes=("float64", "int64")):
     values = {"a": np.round(rng.uniform(-2, 2, 5), 2).astype(F), "b": np.round(rng.uniform(-2, 2, 5), 2).astype(F),
               "m": np.round(rng.uniform(-2, 2, (3, 4)), 2).astype(F), "c": rng.integers(-8, 9, 5).astype(I),
               "s": F(round(rng.uniform(-1, 1), 2)), "t": np.array(round(rng.uniform(-1, 1), 2), dtype=F),
-              "n": int(rng.integers(0, 13)), "j": I(rng.integers(-6, 7))}
+              "n": int(rng.integers(0, 13)), "j": I(rng.integers(-6, 7)), "x": round(float(rng.uniform(-1, 1)), 2)}
     return tuple(values[p] for p in params)
 
 
