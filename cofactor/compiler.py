@@ -38,6 +38,10 @@ class RecompileWarning(UserWarning):
 
 
 RECOMPILE_WARNING = 8
+# Signatures a jit function keeps compiled; past it the oldest is dropped (its executable stays in
+# the disk cache). cf.grad(lambda v: ...)(x) in a loop is a new signature at every call (the
+# lambda is one of its constants), which would otherwise hold every lambda and program forever.
+CACHE_SIZE = 64
 
 
 class TraceTimeRandomWarning(UserWarning):
@@ -453,6 +457,9 @@ class JitFunction:
                 compiled = Compiled(self.fn, args, kwargs, static=self._static, **self.options)
                 self._static = compiled.static
                 self.cache[compiled.key] = compiled
+                if len(self.cache) > CACHE_SIZE:
+                    dropped = self.cache.pop(next(iter(self.cache)))
+                    self._by_avals = {k: c for k, c in self._by_avals.items() if c is not dropped}
                 if not self._transform and compiled is not stale and len(self.cache) == RECOMPILE_WARNING + 1:
                     warn_in_user_code(f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; "
                                       f"the last call changed {_changed(self._last_key, compiled.key, self.fn, args, kwargs)}: "

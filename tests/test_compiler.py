@@ -266,3 +266,18 @@ def test_many_signatures_warn_once_naming_the_argument():
     messages = [str(w.message) for w in caught if issubclass(w.category, cf.RecompileWarning)]
     assert len(messages) == 1 and "compiled for 9 signatures" in messages[0] and "changed u:" in messages[0]
     assert caught[0].filename == __file__
+
+
+def test_a_jit_function_keeps_a_bounded_number_of_signatures(monkeypatch):
+    """cf.grad(lambda ...) in a loop: each lambda is a new signature of grad's own program, and
+    the oldest are dropped instead of held forever."""
+    from cofactor import compiler
+    from cofactor.autodiff import transforms
+
+    monkeypatch.setattr(compiler, "CACHE_SIZE", 3)
+    x = np.linspace(0.0, 1.0, 3)
+    for k in range(6):
+        g = cf.grad(lambda v: np.sum(np.sin(v) * k))(x)
+        np.testing.assert_allclose(np.asarray(g), np.cos(x) * k, rtol=1e-12)
+    grads = next(p for emit, p in transforms._programs.items() if emit.__name__ == "_emit_grad")
+    assert len(grads.cache) == 3
