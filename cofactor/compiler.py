@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .errors import CompilationError, TracingError, UnsupportedError, warn_in_user_code
+from . import cache
 from .convert.calls import converted
 from .runtime.devices import devices
 from .passes import runner
@@ -23,7 +24,7 @@ from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, 
 from .tracing.context import is_tracing
 from .tracing import checks, implicit
 from .tracing.trace import PythonNumber, is_array, trace
-from .xla.executable import Executable
+from .xla.executable import Executable, target
 
 _PIPELINES = {True: "curated", "auto": "curated", "upstream": "upstream", False: "none"}
 
@@ -290,8 +291,16 @@ class Compiled:
 
     def _compile(self, rival_mlir):
         """The executable, and the rival's.  (Compiling them in two threads was slower on two cores:
-        XLA's compile already uses both.)"""
+        XLA's compile already uses both.)  A choice an earlier run made between the two (the disk
+        cache) is kept: only the chosen one is compiled."""
         types = self.trace.module.functions[0].result_types
+        self._choice = None
+        if rival_mlir is not None:
+            self._choice = cache.key(self.mlir, rival_mlir, target())
+            chosen = cache.load("auto", self._choice)
+            if chosen is not None:
+                self.mlir = rival_mlir if chosen == b"rival" else self.mlir
+                return Executable(self.mlir, types), None
         executable = Executable(self.mlir, types)
         if rival_mlir is None or executable.slow:  # a program XLA compiles slowly is not compiled twice
             return executable, None
@@ -329,6 +338,7 @@ class Compiled:
             seconds = [min(seconds[0], timed(self.executable)), min(seconds[1], timed(rival))]
         if seconds[1] < seconds[0]:
             self.mlir, self.executable = mlir, rival
+        cache.store("auto", self._choice, b"rival" if seconds[1] < seconds[0] else b"first")
 
     @property
     def is_pure(self) -> bool:

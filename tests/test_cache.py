@@ -75,6 +75,26 @@ def test_a_hit_gives_the_same_program_and_results(cache_dir):
     assert len(_entries(cache_dir, "mlir")) == 2
 
 
+def _heat(u):
+    for _ in range(20):  # rolled: optimize="auto" has two programs to choose from
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u.sum()
+
+
+def test_the_auto_choice_is_remembered(cache_dir):
+    """optimize="auto" runs its two programs once, on the first call; later compiles of the same
+    function (a new process) take the faster one from the cache and compile only it."""
+    u = np.linspace(0.0, 1.0, 16) ** 2
+    first = cf.compile(_heat, u.copy())
+    assert first._rival is not None
+    first(u.copy())
+    assert len(_entries(cache_dir, "auto")) == 1
+    second = cf.compile(_heat, u.copy())
+    assert second._rival is None and second.mlir == first.mlir
+    mine = u.copy()
+    np.testing.assert_allclose(np.asarray(second(mine)), _heat(u.copy()), rtol=1e-12)
+
+
 def test_a_second_process_compiles_from_the_cache(tmp_path):
     cold = _run(FIRST_CALL, tmp_path)
     warm = _run(FIRST_CALL, tmp_path)

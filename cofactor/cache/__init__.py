@@ -1,9 +1,11 @@
-"""The persistent compile cache on disk: optimized StableHLO and serialized XLA executables.
+"""The persistent compile cache on disk: optimized StableHLO, serialized XLA executables, and
+which of two programs ``optimize="auto"`` found faster.
 
 A second process that compiles the same function skips Enzyme-JAX and XLA: the pass runner
 keys its output by the input module and the pipeline, the XLA layer keys executables by the
-module it compiles, the compile options and the platform.  Callers build keys with ``key``;
-this module only stores bytes.
+module it compiles, the compile options and the platform, and the compiler keys an "auto"
+choice by both programs and the platform (so it does not run both again).  Callers build keys
+with ``key``; this module only stores bytes.
 
 The directory is ``$COFACTOR_CACHE_DIR`` if set (set but empty: no disk cache), otherwise
 ``$XDG_CACHE_HOME/cofactor`` or ``~/.cache/cofactor``; ``set_directory`` overrides it for this
@@ -25,7 +27,7 @@ from pathlib import Path
 
 _MAGIC = b"cofactor-cache-1\n"
 _DIGEST = 32  # sha256
-KINDS = ("mlir", "xla")  # the subfolders, one a cache level
+KINDS = ("mlir", "xla", "auto")  # the subfolders, one a cache level
 
 # ("mlir" | "xla", "hit" | "miss") -> count, for this process: how a compile was served.
 stats: collections.Counter = collections.Counter()

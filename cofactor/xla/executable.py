@@ -25,13 +25,15 @@ def _result_handler(shape, dtype, device):
 
 
 @functools.cache
-def _target(device) -> str:
-    """What an executable is built for besides its module and options: the platform and its
-    version, the device, jaxlib's version, and on CPU the host's instruction set (XLA compiles
-    for it, and a cache directory may be shared by several machines)."""
+def target(device=None) -> str:
+    """What an executable for ``device`` (default: the default device) is built for besides its
+    module and options: the platform and its version, the device, jaxlib's version, and on CPU the
+    host's instruction set (XLA compiles for it, and a cache directory may be shared by several
+    machines)."""
     import jaxlib
     from jaxlib import xla_client
 
+    device = device or default_device()
     client = device.client
     cpu = ""
     if client.platform == "cpu":
@@ -51,7 +53,7 @@ def _compile(mlir_text: str, device, options):
     from jaxlib import xla_client
 
     devices = xla_client.DeviceList((device,))
-    name = cache.key(mlir_text, options.SerializeAsString(), _target(device))
+    name = cache.key(mlir_text, options.SerializeAsString(), target(device))
     serialized = cache.load("xla", name)
     if serialized is not None:
         try:
