@@ -225,7 +225,8 @@ def _check_bound(bound, what):
 @contextlib.contextmanager
 def _unrolled(line, why=None):
     """A loop run as Python (``why``: what kept it from one rolled loop, if it was tried): if the
-    trace outgrows its budget inside it, the error names it."""
+    trace outgrows its budget inside it, or later, the error names it."""
+    context.current().unrolled.setdefault(line, why)
     try:
         yield
     except OpBudgetExceeded as e:

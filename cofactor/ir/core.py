@@ -162,7 +162,7 @@ class OutOfScope(Exception):
 class OpBudgetExceeded(Exception):
     """A trace built more operations than its budget allows; ``loops``: (line, why it is not one
     rolled loop, or None) of the loops run unrolled around the point it happened (added as it
-    passes through them)."""
+    passes through them; none when it happened after them)."""
 
     def __init__(self, count):
         super().__init__(count)

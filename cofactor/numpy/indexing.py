@@ -217,6 +217,8 @@ def _assigned(a, v, shape):
     extra = new.type.rank - len(shape)
     if extra > 0 and all(d == 1 for d in new.shape[:extra]):  # NumPy drops leading length-1 axes
         new = ops.reshape(new, new.shape[extra:])
+    if new.type.rank > len(shape):
+        raise ValueError(f"could not broadcast input array from shape {new.shape} into shape {tuple(shape)}")
     try:
         return broadcast_to(new, shape)
     except ValueError:
@@ -242,6 +244,9 @@ def _assigned_as_numpy_does(target, v) -> bool:
 def setitem(a, index, v):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
+        if len(items) == a.ndim and np.ndim(v) > 0 and not any(i is None or i is Ellipsis or isinstance(i, slice)
+                                                               for i in items):
+            raise ValueError("setting an array element with a sequence.")  # one element: v must be a scalar
         target = view(a, basic_lens(a.shape, index))
         new = _assigned(a, v, target.shape)
         if not (isinstance(target, TracedArray) and _assigned_as_numpy_does(target, v)):

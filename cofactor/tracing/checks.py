@@ -171,15 +171,17 @@ def _bits(array: TracedArray):
 def reached_raise(make, where, always=False):
     """A ``raise`` reached in code that may not run: ``make()`` builds the exception (a traced scalar
     it formats shows its run-time value).  ``always``: code that always runs, which checks at run
-    time only an exception whose message shows traced values (outside branches and loops), and
-    then ends the trace (RaisesAlways); another is returned, to raise now."""
+    time only an exception whose message shows traced values or that a run-time check met before
+    may preempt (outside branches and loops), and then ends the trace (RaisesAlways); another is
+    returned, to raise now."""
     checks = _checks("raise")
     checks.shown = []
     try:
         exception = make()
     finally:
         shown, checks.shown = checks.shown, None
-    if always and (not shown or context.current().journals):  # in a region, a message shows trace-time text
+    # (in a region, a message shows trace-time text)
+    if always and (context.current().journals or not shown and not checks.raises):
         return exception
     site = Site(exception, None, where)
     checks.raises.append(site)

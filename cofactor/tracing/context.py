@@ -78,6 +78,7 @@ class TraceContext(Builder):
         self.guards: dict = {}       # (global or cell, name) -> implicit.Guard: what a call must find again
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
+        self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
 
     def unique_name(self, prefix: str) -> str:
         """A function name not yet used in the module being traced."""

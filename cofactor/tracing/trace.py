@@ -8,6 +8,7 @@ compile-time constant handed to the function unchanged.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 from dataclasses import dataclass
 
@@ -90,7 +91,7 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
     context = TraceContext(module, main, options)
     context.root_frame = sys._getframe()  # where the scans of the program's frames stop
-    with tracing(context), insertion_point(main.body), _errors_for_users():
+    with tracing(context), insertion_point(main.body), _errors_for_users(context, fn):
         context.checks = checks = Checks(context)
         # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
         traced_by_id = {id(arrays[k]): _argument(arrays[k], v) for k, v in zip(params, main.arguments)}
@@ -127,10 +128,11 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
 
 
 @contextlib.contextmanager
-def _errors_for_users():
+def _errors_for_users(context, fn):
     """What escapes a trace: cofactor's errors as they are, the user's own exceptions as they are,
     a value that escaped its branch or loop and a trace past its operation budget as errors that
-    say where and why, and anything else (a bug in cofactor) as an InternalError."""
+    say where and why (the function ``fn``, past its last line), and anything else (a bug in
+    cofactor) as an InternalError."""
     try:
         yield
     except OutOfScope as e:
@@ -140,8 +142,9 @@ def _errors_for_users():
             "held deeper than cofactor looks (assign it to a local variable, or return it from a function)"
             + _where(e)) from None
     except OpBudgetExceeded as e:
-        loops = sorted({line for line, _ in e.loops})
-        whys = dict(sorted((line, why) for line, why in e.loops if why))
+        around = e.loops or list(context.unrolled.items())
+        loops = sorted({line for line, _ in around})
+        whys = dict(sorted((line, why) for line, why in around if why))
         raise TracingError(
             f"the traced program passed {e.args[0] - 1} operations, cf.jit's op_budget: the function would compile "
             "for minutes or run out of memory"
@@ -149,7 +152,7 @@ def _errors_for_users():
                " give them a trip count known only at run time (a traced range), or vectorize them" if loops else "")
             + "".join(f"; the loop at line {line} could not be one rolled loop because {why}"
                       for line, why in whys.items())
-            + "; or raise the budget, cf.jit(f, op_budget=...)" + _where(e)) from None
+            + "; or raise the budget, cf.jit(f, op_budget=...)" + (_where(e) or _defined(fn))) from None
     except Exception as e:
         kind = origin(e)
         if kind == "internal":
@@ -157,6 +160,11 @@ def _errors_for_users():
         if kind == "deliberate" and not isinstance(e, CofactorError):
             raise located(e, location_of(e)) from None
         raise
+
+
+def _defined(fn) -> str:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return f"\n  in user code at {code.co_filename}:{code.co_firstlineno}: the function {code.co_name}" if code else ""
 
 
 def _where(error) -> str:

@@ -214,7 +214,11 @@ class BasicIndex(Lens):
         if 0 in sizes:
             return base
         block = ops.reverse(ops.reshape(new, sizes), backwards)
-        if all(st == 1 for st in steps):
+        # XLA's CPU backend updates a buffer in place with what it reads from the same buffer at
+        # other places when the two meet through a reshape (y = m[0] + m[1]; y[1:] = y[:-1] left
+        # y[0] everywhere, also under JAX): a block computed from the base is selected in instead.
+        static = not any(isinstance(s, Value) for s in starts)
+        if all(st == 1 for st in steps) and not (static and _reads(block, base)):
             return ops.dynamic_update_slice(
                 base, block, [s if isinstance(s, Value) else _index_constant(s) for s in starts])
         if any(isinstance(s, Value) for s in starts):
@@ -227,6 +231,21 @@ class BasicIndex(Lens):
         mask = ops.pad(ops.broadcast_in_dim(ops.constant(np.array(True)), sizes, ()),
                        ops.constant(np.array(False)), low, high, interior)
         return ops.select(mask, spread, base)
+
+
+def _reads(value: Value, base: Value, depth: int = 16) -> bool:
+    """Whether ``value`` is computed from ``base`` (through at most ``depth`` operations)."""
+    stack, seen = [(value, 0)], set()
+    while stack:
+        v, d = stack.pop()
+        if v is base:
+            return True
+        operands = getattr(getattr(v, "owner", None), "operands", None)   # (a block argument: none)
+        if operands is None or d >= depth or id(v) in seen:
+            continue
+        seen.add(id(v))
+        stack.extend((o, d + 1) for o in operands if isinstance(o, Value))
+    return False
 
 
 class Broadcast(Lens):

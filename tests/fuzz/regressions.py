@@ -758,3 +758,104 @@ def seed_214092(a, b, m, c, s, t, n):
         m[:] -= np.float32(3.0)
         c ^= np.arange(5, dtype=np.int64)
     return a, (b - np.mean(m)) + acc2, r3
+
+
+# From the 20,000-program run at 2a1e5c0 (seeds 600000-619999).
+@fuzzed(619181, ("float32", "int32"))  # XLA updated y in place with what it read from y itself (through
+def seed_619181(m, s):                 # the reshape of m's rows): optimize=False gave y[0] everywhere
+    lst0 = []
+    for i1 in range(3):
+        lst0.append(m[i1 % 3].copy())
+    y2 = sum(lst0)
+    y2[1:] = y2[:-1]
+    r4 = m[2, 0]
+    if not y2[0] < y2[-1]:
+        return (m, 5 + 5, r4)
+    m[:] = r4
+    return (m, 0, r4)
+
+
+@regression(M)
+def shifted_rows_sum(m):               # the same XLA in-place update, with arithmetic in the update
+    y = np.sin(m[0]) * 2
+    y[1:] = y[:-1] * 1.0
+    return y
+
+
+@fuzzed(616069, ("float32", "int32"))  # an internal error where NumPy refuses an array for one element
+def seed_616069(m, n):
+    y = m[0] * 2
+    m[0, 1] = y
+    return n
+
+
+@fuzzed(609498, ("float64", "int32"))  # a raise that always happens came before a run-time check that
+def seed_609498(a, b, s, t, j):        # fires first in NumPy (check 6 fires; cofactor raised check 9)
+    def helper5(x):
+        x[...] = 2
+        if np.min(x) > 1.0:
+            raise ValueError('check 6')
+        return x
+    x7 = helper5(a)
+    j = 5
+    if j > 2:
+        raise ValueError('check 9')
+    return x7, b, s, t
+
+
+@fuzzed(618439, ("float64", "int64"))  # the same with an assert in a nested function and one in a loop
+def seed_618439(a, c):
+    acc5 = np.zeros(5)
+
+    def bump4():
+        assert not (a.max() > acc5.min()), 'check 6'
+    bump4()
+    for i11 in range(7):
+        assert not (i11 > 5), 'check 12'
+    return a, c
+
+
+@fuzzed(607746, ("float64", "int32"))  # rounding: XLA fuses a * t - min(a * t) into an FMA, -2.6e-20 at the
+def seed_607746(a, n):                 # minimum instead of 0, which // 1.0 makes -1
+    np.multiply(np.arange(4, dtype=np.float64), 1.5, out=a[:-1])
+    for e1 in a:
+        a *= np.tanh(np.float64(0.19))
+    a -= a.min()
+    a //= np.abs(np.zeros(5)) + 1.0
+    return n
+
+
+@fuzzed(610354, ("float64", "int64"))  # past the op budget at the return: the error named no line
+def seed_610354(b, c, t, n):
+    for i0 in range(n):
+        t -= t
+        if t > 0.0:
+            b //= 2.0
+            k1 = 0
+            while k1 < 2 and b.max() > b.min():
+                k1 += 1
+                if c[1] < b[i0 % 5]:
+                    break
+                np.add(b, k1, out=b)
+                t = t
+        else:
+            if n < 2:
+                b = b
+            else:
+                c ^= c
+                b[:] = b
+            np.maximum(c.sum(), c[::2], out=c[1:-1])
+            c = np.where(t > -0.5, c[::-1], 7)
+    b += c
+    if t < 0.0:
+        t -= t
+        for i2 in range(n):
+            y3 = i2
+            if y3 < 2 and (b > 1.0).all():
+                break
+            if b.max() > b.min() and n % 2 == 0:
+                t[...] = b[1]
+                continue
+    else:
+        c -= np.int64(7)
+    return n, b

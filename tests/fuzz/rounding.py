@@ -8,9 +8,10 @@ compares, floors (``//``) or takes ``np.where`` of values that are equal up to r
 against the row it was taken from, a row minus itself fused into an FMA) turns it into a different
 answer, and NumPy's own answer moves the same way when its rounding does. ``run`` runs a program in
 NumPy with the results of the operations XLA may round otherwise (``ROUNDED_OTHERWISE``, in place or
-not) moved by one unit in the last place at random, and in every other trial with subnormal results
-of any operation flushed to zero: the places where such runs disagree with NumPy's plain run are
-decided by rounding. Operations IEEE 754 rounds one way (+, -, //, %, sqrt, min, max, floor, ...)
+not) moved up or down at random by one unit in the last place (an addition of a product: by a unit
+of its larger operand, ``FUSED``), and in every other trial with subnormal results of any operation
+flushed to zero: the places where such runs disagree with NumPy's plain run are decided by
+rounding. Operations IEEE 754 rounds one way (+, -, //, %, sqrt, min, max, floor, ...)
 are left alone: XLA gives NumPy's bits for them, and a difference there is a wrong answer.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ import warnings
 
 import numpy as np
 
-TRIALS = 8
+TRIALS = 12
 # XLA's own implementations (transcendental functions, power), a product fused into the addition
 # that follows (an FMA keeps the product unrounded), a division by a constant done as a multiply by
 # its reciprocal, and sums and products taken in another order (reductions, matmul).
@@ -30,6 +31,11 @@ ROUNDED_OTHERWISE = {
     np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.arctan2, np.hypot, np.cbrt,
     np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh}
 REORDERED = {np.add, np.multiply}    # their reductions: the same operations in another order
+# An addition or subtraction of a product may be fused with it (an FMA keeps the product unrounded):
+# its result then differs by up to a unit of the product, however small the result (x * t - (x * t)[0]
+# is not 0 there), so it moves by a unit of its larger operand.
+PRODUCTS = {np.multiply, np.square}
+FUSED = {np.add, np.subtract}
 
 
 class _Rounded(np.ndarray):
@@ -37,46 +43,66 @@ class _Rounded(np.ndarray):
     results of an operation on it are _Rounded too, so the noise follows the program's data."""
 
     _trial: tuple | None = None     # (random generator, flush subnormals)
+    product = False                 # it holds a product (PRODUCTS) an addition may be fused with
+
+    def __array_finalize__(self, obj):
+        self.product = getattr(obj, "product", False)
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        elementwise = method == "__call__"
+        fused = elementwise and ufunc in FUSED and any(getattr(x, "product", False) for x in inputs)
         inputs = tuple(_plain(x) for x in inputs)
         if out is not None:
             kwargs["out"] = tuple(_plain(o) for o in out)
         result = getattr(ufunc, method)(*inputs, **kwargs)
-        moved = ufunc in ROUNDED_OTHERWISE or method != "__call__" and ufunc in REORDERED
+        if ufunc in ROUNDED_OTHERWISE or not elementwise and ufunc in REORDERED:
+            step = "ulp"
+        elif fused and np.result_type(result).kind == "f":
+            step = np.spacing(np.maximum(np.abs(inputs[0]), np.abs(inputs[1])).astype(np.result_type(result)))
+        else:
+            step = None
         if method == "at":
-            _round_otherwise(inputs[0], moved)
+            _round_otherwise(inputs[0], step)
             return None
+        product = elementwise and ufunc in PRODUCTS
         if isinstance(result, tuple):
-            return tuple(_rounded(r, o, moved) for r, o in zip(result, out or (None,) * len(result)))
-        return _rounded(result, out[0] if out else None, moved)
+            return tuple(_rounded(r, o, step, product) for r, o in zip(result, out or (None,) * len(result)))
+        return _rounded(result, out[0] if out else None, step, product)
 
 
 def _plain(x):
     return x.view(np.ndarray) if isinstance(x, _Rounded) else x
 
 
-def _rounded(result, out, moved):
-    """The result rounded as the trial says (``moved``: by one unit at random too): an array in
-    place (it may be ``out``, seen by the program through views), a NumPy scalar as a new scalar of
-    its type (scalars are immutable)."""
+def _rounded(result, out, step, product):
+    """The result rounded as the trial says (``step``: moved at random by one unit of its own,
+    "ulp", or by these steps; None: not moved): an array in place (it may be ``out``, seen by the
+    program through views), a NumPy scalar as a new scalar of its type (scalars are immutable).
+    ``product``: the result holds a product."""
     if isinstance(result, np.ndarray):
-        _round_otherwise(result, moved)
-        return out if out is not None else result.view(_Rounded)
+        _round_otherwise(result, step)
+        rounded = out if out is not None else result.view(_Rounded)
+        if isinstance(rounded, _Rounded):
+            rounded.product = product
+        return rounded
     if isinstance(result, np.floating):
         array = np.array(result)
-        _round_otherwise(array, moved)
+        _round_otherwise(array, step)
         return type(result)(array[()])
     return result
 
 
-def _round_otherwise(array, moved):
+def _round_otherwise(array, step):
     if array.dtype.kind != "f" or array.size == 0:
         return
     rng, flush = _Rounded._trial
-    if moved:
-        up = np.where(rng.random(array.shape) < 0.5, np.inf, -np.inf).astype(array.dtype)
-        np.copyto(array, np.nextafter(array, up), where=rng.random(array.shape) < 0.5)
+    if step is not None:
+        up = rng.random(array.shape) < 0.5
+        if isinstance(step, str):
+            moved = np.nextafter(array, np.where(up, np.inf, -np.inf).astype(array.dtype))
+        else:
+            moved = array + np.where(up, step, -step).astype(array.dtype)
+        np.copyto(array, moved)
     if flush:
         np.copyto(array, np.copysign(np.zeros_like(array), array), where=np.abs(array) < np.finfo(array.dtype).tiny)
 
