@@ -467,7 +467,7 @@ class JitFunction:
                 compiled = Compiled(self.fn, args, kwargs, static=self._static, **self.options)
                 self._static = compiled.static
                 self.cache[compiled.key] = compiled
-                if len(self.cache) > CACHE_SIZE:
+                while len(self.cache) > CACHE_SIZE:
                     dropped = self.cache.pop(next(iter(self.cache)))
                     self._by_avals = {k: c for k, c in self._by_avals.items() if c is not dropped}
                 if not self._transform and compiled is not stale and len(self.cache) == RECOMPILE_WARNING + 1:

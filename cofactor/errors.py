@@ -243,13 +243,19 @@ def internal(error: BaseException, what: str) -> InternalError:
     return new
 
 
-def location_of(error: BaseException) -> str | None:
-    """``file:line: source`` of the innermost frame of ``error``'s traceback that is user code."""
+def user_line_of(error: BaseException) -> tuple | None:
+    """(file, line) of the innermost frame of ``error``'s traceback that is user code."""
     found, tb = None, error.__traceback__
     while tb is not None:
         if not _is_internal(tb.tb_frame.f_code.co_filename):
             found = tb.tb_frame.f_code.co_filename, tb.tb_lineno
         tb = tb.tb_next
+    return found
+
+
+def location_of(error: BaseException) -> str | None:
+    """``file:line: source`` of the innermost frame of ``error``'s traceback that is user code."""
+    found = user_line_of(error)
     if found is None:
         return None
     source = linecache.getline(*found).strip()

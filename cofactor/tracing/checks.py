@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnsupportedError, located
+from ..errors import (CofactorError, ConcretizationError, TracingError, UnsupportedError, located, origin,
+                      user_line_of)
 from ..ir import ops
 from . import context
 from .array import TracedArray
@@ -122,6 +123,22 @@ class Checks:
                                    self._entry(index, value.shape[0]))
         self.state.value = ops.dynamic_update_slice(self.state.value, value,
                                                     [ops.constant(np.asarray(index, np.int64))])
+
+    def waits(self, error) -> bool:
+        """Whether ``error``, escaping the trace where the code always runs (NumPy's error or the
+        user's own at a line of the program), waits for the run-time checks met before it, one of
+        which may fire first, as in Python: it becomes the last site, which fires unless one of
+        them did.  cofactor's refusals of a construct do not wait."""
+        where = user_line_of(error)
+        if (not self.raises or where is None or context.current().journals or origin(error) == "internal"
+                or type(error) in (TracingError, UnsupportedError, ConcretizationError)):
+            return False
+        if origin(error) == "deliberate" and not isinstance(error, CofactorError):
+            error = located(error, f"{where[0]}:{where[1]}")   # NumPy's own error, as the trace raises it
+        self.raises.append(Site(error, None, where))
+        first = ops.compare(self._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
+        self._set(_FIRED, ops.constant(np.asarray(len(self.raises), np.int64)), first)
+        return True
 
     def unless_fired(self, original, updated):
         """An argument's value after the call: ``updated``, or ``original`` when a site fired."""

@@ -214,11 +214,14 @@ class BasicIndex(Lens):
         if 0 in sizes:
             return base
         block = ops.reverse(ops.reshape(new, sizes), backwards)
-        # XLA's CPU backend updates a buffer in place with what it reads from the same buffer at
-        # other places when the two meet through a reshape (y = m[0] + m[1]; y[1:] = y[:-1] left
-        # y[0] everywhere, also under JAX): a block computed from the base is selected in instead.
+        # XLA's CPU backend updates a computed buffer in place with what it reads from that same
+        # buffer at other places when the two meet through a reshape (y = m[0] + m[1];
+        # y[1:] = y[:-1] left y[0] everywhere, also under JAX; an argument or a loop's carried value
+        # is copied first, as it should be): there a block of several elements computed from the
+        # base is selected in instead (one element can only read itself before it is written).
         static = not any(isinstance(s, Value) for s in starts)
-        if all(st == 1 for st in steps) and not (static and _reads(block, base)):
+        hazard = static and np.prod(sizes) > 1 and _operands(base) is not None and _reads(block, base)
+        if all(st == 1 for st in steps) and not hazard:
             return ops.dynamic_update_slice(
                 base, block, [s if isinstance(s, Value) else _index_constant(s) for s in starts])
         if any(isinstance(s, Value) for s in starts):
@@ -240,12 +243,17 @@ def _reads(value: Value, base: Value, depth: int = 16) -> bool:
         v, d = stack.pop()
         if v is base:
             return True
-        operands = getattr(getattr(v, "owner", None), "operands", None)   # (a block argument: none)
+        operands = _operands(v)
         if operands is None or d >= depth or id(v) in seen:
             continue
         seen.add(id(v))
         stack.extend((o, d + 1) for o in operands if isinstance(o, Value))
     return False
+
+
+def _operands(value: Value):
+    """The operands of the operation that made ``value``; None for a block's argument."""
+    return getattr(getattr(value, "owner", None), "operands", None)
 
 
 class Broadcast(Lens):

@@ -859,3 +859,20 @@ def seed_610354(b, c, t, n):
     else:
         c -= np.int64(7)
     return n, b
+
+
+def _raise_if_large(x):
+    if x.max() > 0.5:
+        raise ValueError("check 2")
+
+
+@regression(A)                          # seeds 702137, 702758, 703696: NumPy's error at a line that always
+def numpy_error_after_a_check(a):      # runs came before a run-time check met earlier that fires first
+    _raise_if_large(a)
+    return a[7]
+
+
+@regression(A * 0.0)
+def numpy_error_after_a_check_that_holds(a):
+    _raise_if_large(a)
+    return a.reshape(3, 3)
