@@ -150,6 +150,7 @@ sys.path.insert(0, {tests!r})
 import cofactor as cf
 from test_errors import triangular  # unrolled: about 3000 operations, a few seconds of XLA compile
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a shell's background job starts with it ignored)
 warnings.simplefilter("ignore")
 start = time.perf_counter()
 threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()

@@ -306,6 +306,7 @@ def test_worker_started_through_a_wrapper_process_serves():
 # fresh worker and its own reply (not the slow module's, which the old worker would send later).
 _INTERRUPTED = """
 import os, signal, sys, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a shell's background job starts with it ignored)
 from cofactor.passes import runner
 runner.run(sys.argv[1], "curated")
 first = runner._worker.process.pid
