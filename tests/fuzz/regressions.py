@@ -876,3 +876,10 @@ def numpy_error_after_a_check(a):      # runs came before a run-time check met e
 def numpy_error_after_a_check_that_holds(a):
     _raise_if_large(a)
     return a.reshape(3, 3)
+
+
+@fuzzed(800975, ("float64", "int64"))  # rounding: m.mean() is 0.5 + 1 ulp in NumPy, 0.5 - 1 ulp in XLA,
+def seed_800975(m, s, n):              # which sums the twelve numbers in another order
+    if (m > -0.5).all() and m.mean() < 0.5:
+        return n
+    return -n

@@ -9,7 +9,7 @@ against the row it was taken from, a row minus itself fused into an FMA) turns i
 answer, and NumPy's own answer moves the same way when its rounding does. ``run`` runs a program in
 NumPy with the results of the operations XLA may round otherwise (``ROUNDED_OTHERWISE``, in place or
 not) moved up or down at random by one unit in the last place (an addition of a product: by a unit
-of its larger operand, ``FUSED``), and in every other trial with subnormal results of any operation
+of its larger operand, ``FUSED``; a sum: by what another order of its additions may give), and in every other trial with subnormal results of any operation
 flushed to zero: the places where such runs disagree with NumPy's plain run are decided by
 rounding. Operations IEEE 754 rounds one way (+, -, //, %, sqrt, min, max, floor, ...)
 are left alone: XLA gives NumPy's bits for them, and a difference there is a wrong answer.
@@ -55,7 +55,9 @@ class _Rounded(np.ndarray):
         if out is not None:
             kwargs["out"] = tuple(_plain(o) for o in out)
         result = getattr(ufunc, method)(*inputs, **kwargs)
-        if ufunc in ROUNDED_OTHERWISE or not elementwise and ufunc in REORDERED:
+        if method == "reduce" and ufunc is np.add and np.result_type(result).kind == "f":
+            step = _sum_error(inputs[0], kwargs, np.result_type(result))
+        elif ufunc in ROUNDED_OTHERWISE or not elementwise and ufunc in REORDERED:
             step = "ulp"
         elif fused and np.result_type(result).kind == "f":
             step = np.spacing(np.maximum(np.abs(inputs[0]), np.abs(inputs[1])).astype(np.result_type(result)))
@@ -68,6 +70,16 @@ class _Rounded(np.ndarray):
         if isinstance(result, tuple):
             return tuple(_rounded(r, o, step, product) for r, o in zip(result, out or (None,) * len(result)))
         return _rounded(result, out[0] if out else None, step, product)
+
+
+def _sum_error(x, kwargs, dtype):
+    """How far a sum of ``x`` (as ``np.add.reduce(x, **kwargs)`` takes it) may land in another order
+    of its additions (XLA's tree against NumPy's pairwise sum): n - 1 roundings, each up to a unit of
+    the sum of the magnitudes (6 + 1 ulp in NumPy, 6 - 1 ulp in XLA for twelve numbers)."""
+    x = np.asarray(x)
+    magnitude = np.add.reduce(np.abs(x), axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+    terms = x.size // max(np.size(magnitude), 1)
+    return np.asarray(max(terms - 1, 1) * np.finfo(dtype).eps * magnitude, dtype=dtype)
 
 
 def _plain(x):
