@@ -154,6 +154,11 @@ def numbers_traced(args, kwargs, static) -> tuple | None:
     return (args, kwargs) if found else None
 
 
+def traced_arguments(args, kwargs, static) -> tuple:
+    """The arguments as a function with these ``static`` arguments is traced (None: all constants)."""
+    return (static is not None and numbers_traced(args, kwargs, static)) or (args, kwargs)
+
+
 @functools.cache
 def _positional_treedef(count: int):
     return flatten(((None,) * count, {}), is_leaf=lambda x: x is None)[1]
@@ -274,7 +279,7 @@ class Compiled:
 
     def arguments(self, args, kwargs) -> tuple:
         """The arguments as traced: Python floats wrapped as PythonNumbers (where they are traced)."""
-        return (self.static is not None and numbers_traced(args, kwargs, self.static)) or (args, kwargs)
+        return traced_arguments(args, kwargs, self.static)
 
     def _rival_mlir(self):
         """optimize="auto": the program from the pipeline with the patterns that help some programs
@@ -455,7 +460,7 @@ class JitFunction:
             return self._compile(key, args, kwargs, stale=compiled)(*args, **kwargs)
 
     def _arguments(self, args, kwargs) -> tuple:
-        return (self._static is not None and numbers_traced(args, kwargs, self._static)) or (args, kwargs)
+        return traced_arguments(args, kwargs, self._static)
 
     def _compile(self, key, args, kwargs, stale=None) -> Compiled:
         """The Compiled for ``key``, made once even when several threads ask at once (``stale``:

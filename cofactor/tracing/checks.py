@@ -129,11 +129,11 @@ class Checks:
         user's own at a line of the program), waits for the run-time checks met before it, one of
         which may fire first, as in Python: it becomes the last site, which fires unless one of
         them did.  cofactor's refusals of a construct do not wait."""
-        where = user_line_of(error)
-        if (not self.raises or where is None or context.current().journals or origin(error) == "internal"
+        where, kind = user_line_of(error), origin(error)
+        if (not self.raises or where is None or context.current().journals or kind == "internal"
                 or type(error) in (TracingError, UnsupportedError, ConcretizationError)):
             return False
-        if origin(error) == "deliberate" and not isinstance(error, CofactorError):
+        if kind == "deliberate" and not isinstance(error, CofactorError):
             error = located(error, f"{where[0]}:{where[1]}")   # NumPy's own error, as the trace raises it
         self.raises.append(Site(error, None, where))
         first = ops.compare(self._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
