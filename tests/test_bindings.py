@@ -327,6 +327,101 @@ def mutated_arg_in_branch(a, b):
     return a.sum() + b.sum()
 
 
+def alias_of_a_nested_choice(a, b):
+    """Fuzz seed 903589 (4,000-program run at 6b29b5b), shrunk: b is whichever array a holds after
+    the inner if, so the update through b reaches a."""
+    b = np.sin(b)
+    if b[0] < b[2]:
+        pass
+    else:
+        if a.max() > a.min() + 1:
+            a = b + np.zeros(5)
+        b = a
+    b *= np.tanh(np.full(5, 7))
+    return a, b
+
+def three_names_one_nested_choice(a):
+    c = a * 0
+    if a[0] > 0:
+        if a[1] > 0:
+            a = a + 1
+        b = a
+        c = b
+    else:
+        b = a * 2
+    c += 1
+    b[0] = -7
+    return a, b, c
+
+def rebound_together_in_a_rolled_loop(a):
+    b = a
+    for i in range(12):
+        if a[i % 3] > 0:
+            a = a * 0.5
+            b = a
+        b -= 0.25
+    return a, b
+
+def nested_choice_in_a_rolled_loop(a):
+    b = a
+    for i in range(12):
+        if a[i % 3] > 0:
+            if a.sum() > 3:
+                a = a * 0.5
+            b = a
+        b -= 0.25
+    return a, b
+
+def view_of_a_nested_choice(a):
+    v = a[:2]
+    if a[0] > 0:
+        if a[1] > 0:
+            a = a * 2
+        v = a[1:3]
+    v += 10
+    return a, v
+
+def three_deep_choice(a, b):
+    c = b
+    if a[0] > 0:
+        if a[1] > 0:
+            if a[2] > 0:
+                a = b * 3
+            b = a
+        else:
+            c = a
+        c = b
+    c[1] += 100
+    b[2] -= 1
+    return a, b, c
+
+def swapped_in_a_nested_if(a, b):
+    if a.sum() > b.sum():
+        if a[0] > b[0]:
+            a, b = b, a
+        c = a
+    else:
+        c = b
+    c *= 3
+    return a, b, c
+
+def diverge_after_sharing_in_a_loop(a):
+    b = a
+    for i in range(10):
+        if a[i % 5] > 0:
+            a = a - 1
+            b = a
+        else:
+            a = a * 0.5
+        b += 0.125
+    return a, b
+
+
+NESTED_CHOICES = [alias_of_a_nested_choice, three_names_one_nested_choice, rebound_together_in_a_rolled_loop,
+                  nested_choice_in_a_rolled_loop, view_of_a_nested_choice, three_deep_choice, swapped_in_a_nested_if,
+                  diverge_after_sharing_in_a_loop]
+
+
 CASES = {
     "rebind_one_arm": (rebind_one_arm, [np.zeros(3)]),
     "rebind_one_arm2": (rebind_one_arm, [np.ones(3) * 50]),
@@ -403,6 +498,15 @@ def _check(name, fn, args):
 @pytest.mark.parametrize("name", list(CASES))
 def test_program_leaves_what_numpy_leaves(name):
     _check(name, *CASES[name])
+
+
+
+@pytest.mark.parametrize("fn", NESTED_CHOICES, ids=lambda fn: fn.__name__)
+def test_names_that_share_an_array_chosen_by_nested_ifs_keep_sharing_it(fn):
+    """Every path of the branches (inputs drawn until each program has taken its paths)."""
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        _check(fn.__name__, fn, [rng.normal(size=5) * 2 for _ in range(fn.__code__.co_argcount)])
 
 
 def shared_in_one_branch_only(b, t):

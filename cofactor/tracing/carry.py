@@ -347,13 +347,17 @@ class Choice(Node):
         return self.alternatives
 
     def fit(self, x, f):
+        if id(self) in f.payload:  # another leaf holds this Either: it is x only if that leaf holds x too
+            return f.givers[id(self)] is x
         selector = self._resolve(x, f)
         if selector is _NO_FIT:
             return False
         return f.give(self, x, lambda: [selector])
 
-    def _resolve(self, x, f):
-        """The selector for ``x`` (its alternatives' payloads given on the way), or _NO_FIT."""
+    def _resolve(self, x, f, world=False):
+        """The selector for ``x`` (its alternatives' payloads given on the way), or _NO_FIT.  In a
+        ``world`` of an Either, an array other leaves hold too does not fit the mirror: the mirror
+        would carry another world's array there, and those leaves could not share its node."""
         if isinstance(x, Either) and len(x.choices) == len(self.alternatives) and f.made_here(x):
             # The Either this node built (a loop body's variable it did not rebind), or one built alike (by a
             # loop's layout inside the region): choice k fits alternative k.  The mirror carries the chosen
@@ -365,6 +369,8 @@ class Choice(Node):
                 return x.selector
             f._restore(saved)
         for k, alt in enumerate(self.alternatives):
+            if world and k == self.mirror and id(x) in f.shared:
+                continue
             if f.fit(alt, x):
                 if self.mirror is not None and self.mirror != k:
                     mirror = self.alternatives[self.mirror]
@@ -389,10 +395,10 @@ class Choice(Node):
         saved, worlds = f._saved(), []
         for c in x.choices:
             self._forget_mirror(f)  # it carries the value chosen in this world, not one a world before chose
-            selector = self._resolve(c, f)
+            selector = self._resolve(c, f, world=True)
             if selector is _NO_FIT:
                 f._restore(saved)
-                selector = self._resolve(c, f)
+                selector = self._resolve(c, f, world=True)
             if selector is _NO_FIT:
                 f._restore(saved)
                 return _NO_FIT

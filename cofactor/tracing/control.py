@@ -155,15 +155,18 @@ class Layout:
             leaves, got = flatten(value)
             if got != treedef:
                 if not is_unset(value):
-                    return None, (k, None, value, f.memo)
+                    return None, (k, None, value, f.memo, state)
                 leaves = [value] * len(self.nodes[k])  # no value yet: each leaf of the layout has none
             for i, (node, x) in enumerate(zip(self.nodes[k], leaves)):
                 if not f.fit(node, x):
-                    return None, (k, i, x, f.memo)
+                    return None, (k, i, x, f.memo, state)
         return f, None
 
     def join(self, miss):
-        k, i, x, memo = miss
+        """Grow the layout where ``miss`` did not fit.  The leaves that shared the node and hold the
+        same object in the state that missed keep sharing the grown node: variables that hold one
+        array on every path (b = a in both arms) stay one array after the region."""
+        k, i, x, memo, state = miss
         if i is None:  # a variable with no value yet gets one: its layout takes the value's structure
             if not all(isinstance(node, Unset) for node in self.nodes[k]):
                 raise self.bindings.fail(k, LayoutError(f"{_structure(self.trees[k])} on one path and "
@@ -172,10 +175,18 @@ class Layout:
             leaves, self.trees[k] = flatten(x)
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
             return
+        old = self.nodes[k][i]
         try:
-            self.nodes[k][i] = join(self.nodes[k][i], x, self.start, self.adoptable, memo)
+            new = join(old, x, self.start, self.adoptable, memo)
         except LayoutError as e:
             raise self.bindings.fail(k, e) from None
+        for k2, (nodes, value) in enumerate(zip(self.nodes, state)):
+            leaves, got = flatten(value)
+            if got == self.trees[k2]:
+                for i2, (node, leaf) in enumerate(zip(nodes, leaves)):
+                    if node is old and leaf is x:
+                        nodes[i2] = new
+        self.nodes[k][i] = new
 
     def widen(self, widen: dict):
         """Replace the numbers that must widen, wherever they sit (also among a Choice's alternatives)."""
@@ -470,10 +481,12 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     storages = list({id(o): o for o in [*bindings.heap.owners.values(), *reachable] if not o.scalar}.values())
     adoptable = bindings.adoptable([initial])
     layout = Layout(bindings, initial, bindings.start, adoptable)
+    expected = {}  # variables that hold one array before the loop keep one node: they may hold one after it too
     for k, name in enumerate(bindings.names):
         x = initial[k]
         if isinstance(x, TracedArray) and not x.scalar and name in rebinds:
-            layout.nodes[k][0] = expect_made(layout.nodes[k][0], adoptable)
+            node = layout.nodes[k][0]
+            layout.nodes[k][0] = expected.setdefault(id(node), expect_made(node, adoptable))
         elif is_number(x):
             layout.nodes[k][0] = as_number(layout.nodes[k][0])
     trace = context.current()
