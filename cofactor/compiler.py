@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .errors import CompilationError, TracingError, UnsupportedError, warn_in_user_code
+from .errors import CompilationError, TracingError, UnsupportedError, check_call, warn_in_user_code
 from . import cache
 from .convert.calls import converted
 from .runtime.devices import devices
@@ -51,6 +51,7 @@ class TraceTimeRandomWarning(UserWarning):
 
 
 def _trace_user_function(fn, args, kwargs, options: Options = Options()):
+    check_call(fn, args, kwargs)
     devices()  # jax's first import moves NumPy's global random state: not the user's draw
     before = np.random.get_state()[2]  # the global generator's position
     result = trace(converted(fn), args, kwargs, options)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import inspect
 import linecache
 import os
 import sys
@@ -276,3 +277,17 @@ def located(error: Exception, where: str | None = None) -> Exception:
     new = cls(message)
     new.location = where
     return new
+
+
+def check_call(fn, args, kwargs):
+    """Arguments that do not match the function's parameters are the caller's mistake, as in Python
+    (not a failure inside the trace)."""
+    try:
+        parameters = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to check (a builtin): the call itself will say
+        return
+    try:
+        parameters.bind(*args, **kwargs)
+    except TypeError as e:
+        raise located(TypeError(f"{getattr(fn, '__qualname__', fn)}() called with arguments that do not match its "
+                                f"parameters {parameters}: {e}")) from None

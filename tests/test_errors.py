@@ -225,3 +225,19 @@ def test_a_lambdas_conditional_expression_and_boolean_operators_are_compiled():
     for x in (np.ones(2), -np.ones(2)):
         for got, want in zip(cf.jit(f)(x), f(x)):
             np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda f: cf.jit(f)(np.ones(2), 1, 2),
+    lambda f: cf.jit(f)(),
+    lambda f: cf.jit(f)(np.ones(2), d=3),
+    lambda f: cf.grad(f)(np.ones(2), 1, 2),
+    lambda f: cf.jit(lambda x: cf.grad(f)(x, 1, 2))(np.ones(2)),
+], ids=["too_many", "missing", "unknown_keyword", "grad", "grad_inside_jit"])
+def test_arguments_that_do_not_match_the_parameters_are_the_callers_type_error(call):
+    def f(a, b=1.0, *, c=2.0):
+        return (a * b + c).sum()
+    with pytest.raises(TypeError, match=r"f\(\) called with arguments that do not match its parameters \(a, b=1.0, "
+                                        r"\*, c=2.0\)") as info:
+        call(f)
+    assert isinstance(info.value, cf.CofactorError) and __file__ in str(info.value)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..convert.calls import converted
-from ..errors import DTypeError, TracingError, UnsupportedError, located
+from ..errors import DTypeError, TracingError, UnsupportedError, check_call, located
 from ..ir import ops
 from ..ir.core import emit
 from ..pytree import flatten, unflatten
@@ -47,6 +47,7 @@ class DifferentiatedCall:
     arguments (differentiated: those of ``args[argnums]``), then the values it captures."""
 
     def __init__(self, fn, args, kwargs, argnums, who: str, reverse: bool):
+        check_call(fn, args, kwargs)
         self.who = who
         self.leaves, self.treedef = flatten((args, kwargs))
         self.argnums, self.single = normalize_argnums(argnums, len(args), who)
