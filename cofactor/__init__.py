@@ -18,7 +18,10 @@ from .errors import (CofactorError, CompilationError, ConcretizationError, Inter
 from .inspect import code_hlo, code_xla
 from .runtime.array import ConcreteArray, to_device
 from .runtime.devices import devices
+from .runtime.host import install_aligned_allocator as _install_aligned_allocator
 from .tracing.array import TracedArray
+
+_install_aligned_allocator()  # NumPy arrays made from here on are read by compiled functions in place
 
 __all__ = [
     "Active", "BatchDuplicated", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",

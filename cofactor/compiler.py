@@ -188,6 +188,22 @@ def signature(args, kwargs):
     return (treedef, tuple(_leaf_key(leaf) for leaf in leaves), aliases), arrays
 
 
+def _aval(a) -> tuple:
+    """(shape, dtype string) of an array argument, the part of the hot path's key it decides."""
+    if type(a) is ConcreteArray:
+        return a.aval
+    if type(a) is np.ndarray:
+        return a.shape, a.dtype.str
+    raise TypeError("not an array argument")
+
+
+def _wait(outputs):
+    """Until the run ends: host arguments read in place must not change under it (the caller may
+    write them as soon as the call returns)."""
+    for out in outputs:
+        out.block_until_ready()
+
+
 def _check_writable(arrays, writebacks):
     """Refuse, before running, arguments whose in-place update cannot reach the caller."""
     host = [a for a in arrays if type(a) is np.ndarray]
@@ -263,6 +279,7 @@ class Compiled:
         self._single_output = self.trace.out_treedef.kind == "leaf"
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
+        self._donated = {k for k, _ in self._writebacks}
         self._host_inputs = self.trace.host_inputs
         self._guards = self.trace.guards
         self._checks = self.trace.checks
@@ -352,13 +369,16 @@ class Compiled:
         return not self._writebacks and not self._host_inputs and self._params is None and self._checks is None
 
     def call_pure(self, arrays):
-        """The hot path: ConcreteArray arguments only, and an ``is_pure`` function (raises
-        implicit.StaleCall as ``call_leaves`` does)."""
+        """The hot path: array arguments only (ConcreteArrays, NumPy arrays), and an ``is_pure``
+        function (raises implicit.StaleCall as ``call_leaves`` does)."""
         if self._guards:
             implicit.check(self._guards, arrays)
+        buffers, waits = self.executable.buffers(arrays)
         if self._rival is not None:
-            self._keep_faster([a.buffer for a in arrays])
-        outputs = self.executable([a.buffer for a in arrays])
+            self._keep_faster(buffers)
+        outputs = self.executable(buffers)
+        if waits:
+            _wait(outputs)
         if self._single_output:
             return ConcreteArray(outputs[0], self._out_avals[0])
         return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])
@@ -366,23 +386,27 @@ class Compiled:
     def call_leaves(self, arrays, args, kwargs):
         """Run on these arguments (``arrays``: their array leaves); raises implicit.StaleCall when
         a global or cell the function read is not what it was at the trace."""
-        to_buffer = self.executable.to_buffer
         if self._guards:
             implicit.check(self._guards, arrays)
         if self._writebacks:
             _check_writable(arrays, self._writebacks)
-        params = arrays if self._params is None else [arrays[k] for k in self._params]
-        buffers = [to_buffer(x) for x in params]
+        positions = range(len(arrays)) if self._params is None else self._params
         fetched = []
         if self._host_inputs:
             leaves = flatten((args, kwargs))[0]
             fetched = [h.fetch(leaves) for h in self._host_inputs]
             if self.trace.implicit_writebacks or self._writebacks:
                 _check_implicit_writable(arrays, fetched, self.trace.implicit_writebacks)
-            buffers += [to_buffer(x) for x in fetched]
+        # The arrays the function updates are donated: those are copied, never read in place.
+        written = {k for k, _ in self.trace.implicit_writebacks}
+        buffers, waits = self.executable.buffers([arrays[k] for k in positions] + fetched,
+                                                 [k not in self._donated for k in positions]
+                                                 + [k not in written for k in range(len(fetched))])
         if self._rival is not None:
             self._keep_faster(buffers)
         outputs = self.executable(buffers)
+        if waits:
+            _wait(outputs)
         for k, j in self._writebacks:
             _write_back(arrays[k], outputs[j])
         for k, j in self.trace.implicit_writebacks:
@@ -430,18 +454,18 @@ class JitFunction:
         self._static = None if transform else static_arguments(fn, static_argnums, static_argnames)
         self.cache: dict = {}
         self._last_key = None
-        # The hot path: ConcreteArray arguments only, keyed by their (shape, dtype)s alone, for
-        # compiled functions that neither update arguments nor read host state (so passing the
-        # same array twice needs no special care).
+        # The hot path: array arguments only (ConcreteArrays, NumPy arrays), keyed by their (shape,
+        # dtype)s alone, for compiled functions that neither update arguments nor read host state
+        # (so passing the same array twice needs no special care).
         self._by_avals: dict = {}
         self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
             try:
-                avals = tuple([a.aval for a in args])
+                avals = tuple([_aval(a) for a in args])
                 compiled = self._by_avals.get(avals)
-            except (AttributeError, TypeError):
+            except TypeError:
                 compiled = None
             if compiled is not None:
                 try:
@@ -481,8 +505,8 @@ class JitFunction:
                                       f"the last call changed {_changed(self._last_key, compiled.key, self.fn, args, kwargs)}: "
                                       "each new one is traced and compiled again", RecompileWarning)
                 self._last_key = compiled.key
-                if not kwargs and all(type(a) is ConcreteArray for a in args) and compiled.is_pure:
-                    self._by_avals[tuple(a.aval for a in args)] = compiled
+                if not kwargs and all(type(a) in (ConcreteArray, np.ndarray) for a in args) and compiled.is_pure:
+                    self._by_avals[tuple(_aval(a) for a in args)] = compiled
             return compiled
 
     def lower(self, *args, **kwargs) -> Compiled:

@@ -50,3 +50,59 @@ def test_device_and_devices():
 def test_unsupported_dtype_is_refused():
     with pytest.raises(TypeError, match="dtype"):
         cf.to_device(np.array(["a", "b"]))
+
+
+def test_numpy_allocates_64_byte_aligned_data_once_cofactor_is_imported():
+    """The allocator (runtime/_aligned.c) is built by the install and installed by ``import cofactor``;
+    its realloc (ndarray.resize, np.fromiter) keeps the data and the alignment."""
+    from cofactor.runtime import _aligned  # noqa: F401  (built: the test environment has a C compiler)
+    rng = np.random.default_rng(3)
+    for n in [0, 1, 3, 100, 5000, 1 << 20]:
+        for make in (np.ones, np.zeros, np.empty):
+            assert make(n).ctypes.data % 64 == 0
+    for _ in range(300):
+        n, m = (int(k) for k in rng.integers(0, 40000, 2))
+        a = rng.normal(size=n)
+        kept = a[:m].copy()
+        a.resize(m, refcheck=False)
+        assert a.ctypes.data % 64 == 0 and np.array_equal(a[:min(n, m)], kept) and not a[n:].any()
+    assert np.fromiter(range(10000), float).ctypes.data % 64 == 0
+
+
+def _reads(x, y):
+    return x * 2 + y.sum(), x[::-1]
+
+
+def _updates(x, y):
+    x += y
+    return y.reshape(-1, 2)
+
+
+def test_large_numpy_arguments_are_read_in_place_and_may_be_written_right_after_the_call():
+    from cofactor.runtime.host import IN_PLACE_MIN_BYTES
+    n = IN_PLACE_MIN_BYTES // 8
+    x, y = np.arange(float(n)), np.ones(n)
+    f = cf.jit(_reads)
+    want = _reads(x.copy(), y.copy())
+    got = f(x, y)
+    x[:], y[:] = -1, -7  # the run has ended: the results do not change
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    compiled = next(iter(f.cache.values()))
+    buffers, waits = compiled.executable.buffers([x, y])
+    assert waits and buffers[0].unsafe_buffer_pointer() == x.ctypes.data  # no copy
+    small = np.arange(8.0)
+    assert compiled.executable.buffers([small])[0][0].unsafe_buffer_pointer() != small.ctypes.data
+
+
+def test_an_updated_numpy_argument_is_donated_as_a_copy_beside_one_read_in_place():
+    from cofactor.runtime.host import IN_PLACE_MIN_BYTES
+    n = IN_PLACE_MIN_BYTES // 8
+    x, y = np.zeros(n), np.arange(float(n))
+    f = cf.jit(_updates)
+    got = f(x, y)
+    y[:] = 0
+    np.testing.assert_array_equal(x, np.arange(float(n)))
+    np.testing.assert_array_equal(np.asarray(got), np.arange(float(n)).reshape(-1, 2))
+    compiled = next(iter(f.cache.values()))
+    assert compiled._donated == {0}

@@ -14,19 +14,22 @@ from .devices import default_device
 
 
 @functools.cache
-def _transfer(device):
-    """jaxlib's batched host-to-device copy, and the sharding it needs for ``device`` (built once)."""
+def transfer(device):
+    """jaxlib's batched host-to-device transfer for ``device`` (with the sharding it needs, built
+    once): ``put(array, in_place)``, a copy unless ``in_place`` (an array host.readable_in_place
+    says the device reads where it is: the caller keeps it unchanged until the run ends)."""
     from jax._src import core
     from jax.sharding import SingleDeviceSharding
-    from jaxlib import _jax
+    from jaxlib import _jax, xla_client
 
     sharding = SingleDeviceSharding(device)
     aval_of = functools.lru_cache(maxsize=256)(core.ShapedArray)  # building one costs as much as the copy
+    zero_copy = xla_client.HostBufferSemantics.ZERO_COPY  # forced to copy unless in place
 
-    def put(array: np.ndarray):
-        # committed, always a copy (later host writes must not show), no narrowing of 64-bit types
-        return _jax.batched_device_put(aval_of(array.shape, array.dtype), sharding, [array], [device], True, True,
-                                       enable_x64=True)
+    def put(array: np.ndarray, in_place=False):
+        # committed, no narrowing of 64-bit types; a copy unless in place (later host writes must not show)
+        return _jax.batched_device_put(aval_of(array.shape, array.dtype), sharding, [array], [device], True,
+                                       not in_place, zero_copy, enable_x64=True)
     return put
 
 
@@ -43,11 +46,12 @@ class ConcreteArray:
 
     @classmethod
     def from_numpy(cls, array, device=None) -> "ConcreteArray":
+        """A copy of ``array`` on ``device``."""
         array = np.asarray(array)
         if array.dtype.kind not in "biufc" or array.dtype.itemsize > 16:
             raise TypeError(f"cofactor cannot put arrays of dtype {array.dtype} on a device")
         array = array if array.flags.c_contiguous else array.copy()  # keeps 0-d arrays 0-d
-        return cls(_transfer(device or default_device())(array))
+        return cls(transfer(device or default_device())(array))
 
     @property
     def shape(self) -> tuple:

@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import cache
 from ..errors import CompilationError, SlowCompileWarning, warn_in_user_code
-from ..runtime.array import ConcreteArray
+from ..runtime.array import ConcreteArray, transfer
+from ..runtime.host import readable_in_place
 from ..runtime.devices import default_device
 
 
@@ -165,6 +166,7 @@ class Executable:
         self.device = device or default_device()
         self.loaded, self.slow = _compile(mlir_text, self.device, xla_client.CompileOptions())
         self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
+        self._put = transfer(self.device)
 
     def __call__(self, buffers) -> list:
         results = self.loaded.execute_sharded(buffers)
@@ -179,3 +181,19 @@ class Executable:
         if type(value) is ConcreteArray:
             return value.buffer
         return ConcreteArray.from_numpy(np.asarray(value), self.device).buffer
+
+    def buffers(self, values, shareable=None) -> tuple[list, bool]:
+        """Device buffers for arguments, and whether the run must end before the call returns:
+        the NumPy arrays among them that ``shareable`` allows (None: all) are read in place where
+        the device can, and the caller may write them as soon as it returns."""
+        buffers, waits = [], False
+        for k, value in enumerate(values):
+            if type(value) is ConcreteArray:
+                buffers.append(value.buffer)
+            elif type(value) is np.ndarray and (shareable is None or shareable[k]) \
+                    and readable_in_place(value, self.device):  # its dtype was checked at the trace
+                buffers.append(self._put(value, True))
+                waits = True
+            else:
+                buffers.append(self.to_buffer(value))
+        return buffers, waits
