@@ -659,3 +659,100 @@ def test_cf_print_prints_run_time_values_in_program_order(capfd, options):
         np.asarray(f(x))
         assert capfd.readouterr().out == want
     assert cf.print is cf.debug.print
+
+
+# --- while loops on Python numbers ----------------------------------------------------------------
+
+def rk4_with_its_own_constants(u):
+    t, dt, t_end = 0.0, 0.01, 1.5
+    while t < t_end - 1e-12:              # Python floats the loop updates: one rolled loop, t traced
+        k1 = -u * np.sin(t)
+        k2 = -(u + dt / 2 * k1) * np.sin(t + dt / 2)
+        k3 = -(u + dt / 2 * k2) * np.sin(t + dt / 2)
+        k4 = -(u + dt * k3) * np.sin(t + dt)
+        u = u + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += dt
+    return u, t
+
+
+def counted(x):
+    k, scale = 0, 1
+    while k < 100:
+        x = x * 0.99 + scale
+        k += 1
+        scale = scale * 2 % 7             # a Python int the body changes: traced too
+    return x, k, scale
+
+
+def float32_state_python_clock(x):
+    t = 0.0
+    while t < 3.0:
+        x = x + np.float32(0.5) * t       # NEP 50: t is weak, x stays float32
+        t += 0.125
+    return x, t
+
+
+def short_loop(x):
+    k = 0
+    while k < 8:                          # no longer than cf.jit's unroll: run as Python
+        x = x + k
+        k += 1
+    return x
+
+
+def python_only_loop(x):
+    n, steps = 27, 0
+    while n > 1:                          # no traced work: Python's own loop
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return x * steps
+
+
+def indexes_a_list(x):
+    parts = [x * i for i in range(30)]
+    k, acc = 0, x * 0
+    while k < 30:
+        acc = acc + parts[k]              # needs k as a Python int: unrolled, with a warning
+        k += 1
+    return acc
+
+
+def count_sizes_an_array(x):
+    k = 0
+    while k < 20:
+        x = x + 1
+        k += 1
+    return np.zeros(k) + x.sum()          # needs k after the loop: traced again without promoting
+
+
+@pytest.mark.parametrize("fn, whiles", [(rk4_with_its_own_constants, 1), (counted, 1),
+                                        (float32_state_python_clock, 1), (short_loop, 0),
+                                        (python_only_loop, 0), (count_sizes_an_array, 0)],
+                         ids=lambda v: getattr(v, "__name__", str(v)))
+def test_a_long_while_loop_on_python_numbers_is_one_rolled_loop(fn, whiles):
+    x = np.linspace(0.1, 1.0, 4, dtype=np.float32 if fn is float32_state_python_clock else np.float64)
+    check(fn, x)
+    assert cf.compile(fn, x).mlir.count("stablehlo.while") == whiles
+
+
+def test_a_python_number_loop_whose_body_needs_the_numbers_is_unrolled_with_a_warning():
+    x = np.arange(3.0)
+    with pytest.warns(cf.UnrolledLoopWarning, match="loop at line"):
+        check(indexes_a_list, x)
+
+
+def decay(u):
+    t = 0.0
+    while t < 1.0:
+        u = u - 0.1 * np.sin(u) * t
+        t += 0.0625
+    return u.sum()
+
+
+def test_a_python_number_loop_under_reverse_mode_is_unrolled_and_differentiates():
+    loss = decay
+    u = np.linspace(0.2, 1.0, 3)
+    g = np.asarray(cf.grad(loss)(u))
+    h = 1e-6
+    fd = [(loss(u + h * e) - loss(u - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)

@@ -165,19 +165,51 @@ def if_(test, then_fn, else_fn, get, set_, names, line, exited_else=False):
 
 
 def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
+    """A while loop: one stablehlo.while when its condition is traced.  A condition on Python
+    numbers is Python's; but when it still holds after ``unroll`` iterations that changed Python
+    numbers and did traced work (``while t < t_end: u = step(u); t += dt``), the rest of the loop
+    is tried as one rolled loop with those numbers carried as traced values (NEP 50 weak, so the
+    results do not change); a body that needs them as Python numbers is unrolled instead."""
+    options, scope, iterations, why = _options(), Scope(sys._getframe(1), get), 0, None
+    promotable = False
     while True:
         test = cond_fn()
         if _traced(test):
-            options = _options()
             _check_bound(options.bound, f"the while loop at line {line}")
-            scope = Scope(sys._getframe(1), get)
             control.while_loop(cond_fn, body_fn, names, get, set_, scope, line, options.attributes,
                                options.bound, rebinds=rebinds)
             return
         if not test:
             return
-        with _unrolled(line):
+        if promotable and iterations == options.unroll and options.promote \
+                and (options.bound is not None or not in_reverse_mode()):
+            why = _attempt(line, scope, lambda: control.while_loop(
+                _traced_condition(cond_fn), body_fn, names, get, set_, scope, line, options.attributes,
+                options.bound, runs=True, rebinds=rebinds))
+            if why is None:
+                context.current().promoted = True
+                return
+        before, count = get(), context.current().count
+        with _unrolled(line, why):
             body_fn()
+        promotable = context.current().count > count and _numbers_changed(before, get())
+        iterations += 1
+
+
+def _traced_condition(cond_fn):
+    def condition():
+        test = cond_fn()
+        if not _traced(test):
+            raise TracingError("its condition does not depend on the Python numbers it changes")
+        return test
+    return condition
+
+
+def _numbers_changed(before, after) -> bool:
+    """Whether a variable held a Python number (not a bool) before and another one after."""
+    numbers = (int, float, complex)
+    return any(type(b) in numbers and type(a) in numbers and (type(a) is not type(b) or a != b)
+               for b, a in zip(before, after))
 
 
 class TracedRange:
@@ -278,16 +310,25 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
         bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
-    trace = context.current()
-    count = trace.count
-    try:
+    def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,
                            attributes=_options().attributes, bound=bound,
                            runs=fallback and len(range(start, stop, step)) > 0, rebinds=rebinds)
+    if not fallback:
+        roll()
+        return None
+    return _attempt(line, scope, roll)
+
+
+def _attempt(line, scope, roll) -> str | None:
+    """``roll()`` the loop at ``line``; None when it did, else why it could not (warned: the caller
+    runs the loop as Python, and the attempt's operations are not part of the program)."""
+    trace = context.current()
+    count = trace.count
+    try:
+        roll()
     except TracingError as error:
-        if not fallback:
-            raise
-        trace.count = count  # the failed attempt's operations are not part of the program
+        trace.count = count
         reason = str(error).splitlines()[0]
         warnings.warn_explicit(
             f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "

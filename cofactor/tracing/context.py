@@ -40,12 +40,14 @@ class Options:
     ``unroll``: static loops of at most this many iterations run as Python; ``bound``: the
     static trip count of loops with a traced condition (``max_iterations``); ``attributes``:
     Enzyme's checkpointing attributes for the loops; ``budget``: the most operations a trace
-    may build before it stops with an error."""
+    may build before it stops with an error; ``promote``: a long while loop on Python numbers
+    may carry them as traced values (off when a trace that did so failed: see ``promoted``)."""
 
     unroll: int = DEFAULT_UNROLL
     bound: int | None = None
     attributes: dict | None = None
     budget: int | None = DEFAULT_OP_BUDGET
+    promote: bool = True
 
     @staticmethod
     def of(unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET) -> "Options":
@@ -79,6 +81,8 @@ class TraceContext(Builder):
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
+        self.promoted = False        # a while loop carries Python numbers as traced values (the code after it
+                                     # sees them traced: if it fails, the function is traced again without)
 
     def unique_name(self, prefix: str) -> str:
         """A function name not yet used in the module being traced."""

@@ -8,6 +8,7 @@ compile-time constant handed to the function unchanged.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import sys
 from dataclasses import dataclass
@@ -82,7 +83,20 @@ def output_value(leaf):
 
 
 def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
-    """Trace ``fn``; an array passed twice (the same object) is one argument, as it is one array."""
+    """Trace ``fn``; an array passed twice (the same object) is one argument, as it is one array.
+    A trace that carried a while loop's Python numbers as traced values and then failed (the code
+    after the loop needs them as numbers: ``np.zeros(k)``) is traced again without doing so."""
+    try:
+        return _trace(fn, args, kwargs, options)
+    except _Promoted:
+        return _trace(fn, args, kwargs, dataclasses.replace(options, promote=False))
+
+
+class _Promoted(Exception):
+    """A trace that promoted Python numbers (TraceContext.promoted) failed."""
+
+
+def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     leaves, treedef = flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if is_array(leaf)]
     first = {}
@@ -91,7 +105,7 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     main = module.add(Function("main", [argument_type(arrays[k]) for k in params]))
     context = TraceContext(module, main, options)
     context.root_frame = sys._getframe()  # where the scans of the program's frames stop
-    with tracing(context), insertion_point(main.body), _errors_for_users(context, fn):
+    with _retried_if_promoted(context), tracing(context), insertion_point(main.body), _errors_for_users(context, fn):
         context.checks = checks = Checks(context)
         # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
         traced_by_id = {id(arrays[k]): _argument(arrays[k], v) for k, v in zip(params, main.arguments)}
@@ -129,6 +143,16 @@ def trace(fn, args: tuple, kwargs: dict, options: Options = Options()) -> Trace:
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
                  list(context.guards.values()), checks.finish(main.body))
+
+
+@contextlib.contextmanager
+def _retried_if_promoted(context):
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001  (the trace without promotion raises it again if it is the program's)
+        if context.promoted:
+            raise _Promoted() from e
+        raise
 
 
 @contextlib.contextmanager
