@@ -266,3 +266,169 @@ def diagonal_grad(quick):
     n, rng = (200 if quick else 500), _rng()
     return None, cf.grad(_diagonal_loss), j, (rng.standard_normal(n), rng.standard_normal((n, n)),
                                               rng.standard_normal((n, n)))
+
+
+# --- unmodified NumPy at full speed: large NumPy arguments, Python-number loops, element loops ------
+# Each large-argument program runs twice: on NumPy arrays (read in place by the CPU device, not
+# copied) and on device arrays, to compare the two paths in one run.
+
+def _matvec_chain(a, x):
+    return (a @ x) @ a
+
+
+def _matvec_inputs(quick):
+    rng = _rng()
+    m, n = (1000, 1200) if quick else (4000, 5000)
+    return rng.standard_normal((m, n)), rng.standard_normal(n)
+
+
+@program(host_inputs=True)
+def matvec_host(quick):
+    """(A @ x) @ A with a NumPy A of 160 MB: the cost of passing the argument, not the arithmetic."""
+    return _matvec_chain, _matvec_chain, _matvec_chain, _matvec_inputs(quick)
+
+
+@program
+def matvec_device(quick):
+    return _matvec_chain, _matvec_chain, _matvec_chain, _matvec_inputs(quick)
+
+
+def _mlp3(w1, w2, w3, x):
+    h = np.maximum(x @ w1, 0)
+    h = np.maximum(h @ w2, 0)
+    return h @ w3
+
+
+def _mlp3_jax(w1, w2, w3, x):
+    h = jnp.maximum(x @ w1, 0)
+    h = jnp.maximum(h @ w2, 0)
+    return h @ w3
+
+
+def _mlp3_inputs(quick):
+    rng, n = _rng(), (1000 if quick else 2200)  # three layers of n x n: 116 MB at full size
+    return (*[rng.standard_normal((n, n)) / np.sqrt(n) for _ in range(3)], rng.standard_normal((32, n)))
+
+
+@program(host_inputs=True)
+def mlp3_host(quick):
+    """A 3-layer MLP forward on a small batch with NumPy weights: dominated by reading them."""
+    return _mlp3, _mlp3, _mlp3_jax, _mlp3_inputs(quick)
+
+
+@program
+def mlp3_device(quick):
+    return _mlp3, _mlp3, _mlp3_jax, _mlp3_inputs(quick)
+
+
+def _rk4_rate(u):
+    return -0.5 * u + np.sin(u)
+
+
+def _rk4_clock(u):
+    t, dt, t_end = 0.0, 0.002, 4.0  # Python floats: one rolled loop in cofactor
+    while t < t_end - 1e-9:
+        k1 = _rk4_rate(u)
+        k2 = _rk4_rate(u + 0.5 * dt * k1)
+        k3 = _rk4_rate(u + 0.5 * dt * k2)
+        k4 = _rk4_rate(u + dt * k3)
+        u = u + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += dt
+    return u
+
+
+def _rk4_clock_jax(u):
+    def rate(v):
+        return -0.5 * v + jnp.sin(v)
+
+    def step(_, u):
+        dt = 0.002
+        k1 = rate(u)
+        k2 = rate(u + 0.5 * dt * k1)
+        k3 = rate(u + 0.5 * dt * k2)
+        k4 = rate(u + dt * k3)
+        return u + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return jax.lax.fori_loop(0, 2000, step, u)
+
+
+@program
+def rk4_python_clock(quick):
+    """An RK4 integrator whose clock is a Python float (2000 steps)."""
+    return _rk4_clock, _rk4_clock, _rk4_clock_jax, (np.linspace(-2.0, 2.0, 2000 if quick else 20000),)
+
+
+def _diagonal_tanh(a):
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += np.tanh(a[i, i])
+    return total
+
+
+@program
+def loop_diagonal(quick):
+    """An element loop that is a reduction: sum of tanh over the diagonal."""
+    n = 2000 if quick else 10000
+    return _diagonal_tanh, _diagonal_tanh, lambda a: jnp.tanh(jnp.diag(a)).sum(), (_rng().random((n, n)),)
+
+
+def _running_max(x):
+    out = np.empty_like(x)
+    m = x[0]
+    for i in range(x.shape[0]):
+        m = max(m, x[i])
+        out[i] = m
+    return out
+
+
+@program
+def loop_running_max(quick):
+    return _running_max, _running_max, jax.lax.cummax, (_rng().standard_normal(2000 if quick else 20000),)
+
+
+def _recurrence(x):
+    y = np.empty_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = 0.9 * y[i - 1] + x[i]
+    return y
+
+
+def _recurrence_jax(x):
+    def step(carry, xi):
+        y = 0.9 * carry + xi
+        return y, y
+    return jnp.concatenate([x[:1], jax.lax.scan(step, x[0], x[1:])[1]])
+
+
+@program
+def loop_recurrence(quick):
+    """A prefix recurrence y[i] = 0.9 y[i-1] + x[i]: a true carried dependency."""
+    return _recurrence, _recurrence, _recurrence_jax, (_rng().standard_normal(2000 if quick else 20000),)
+
+
+def _scalar_stencil(u):
+    out = np.zeros_like(u)
+    for i in range(1, u.shape[0] - 1):
+        out[i] = u[i - 1] - 2 * u[i] + u[i + 1]
+    return out
+
+
+@program
+def loop_stencil(quick):
+    """A 3-point stencil written element by element: independent iterations."""
+    return (_scalar_stencil, _scalar_stencil,
+            lambda u: jnp.zeros_like(u).at[1:-1].set(u[:-2] - 2 * u[1:-1] + u[2:]),
+            (_rng().standard_normal(2000 if quick else 20000),))
+
+
+def _normalize_rows(m):
+    for i in range(m.shape[0]):
+        m[i] = m[i] / np.sqrt((m[i] ** 2).sum())
+    return m
+
+
+@program
+def loop_rows(quick):
+    """Independent row updates in a loop, in place."""
+    return (_normalize_rows, _normalize_rows, lambda m: m / jnp.sqrt((m ** 2).sum(axis=1, keepdims=True)),
+            (_rng().standard_normal((500 if quick else 4000, 64)),))

@@ -27,9 +27,8 @@ def install_aligned_allocator() -> bool:
     return True
 
 
-def readable_in_place(array, device) -> bool:
-    """Whether ``device`` can read this NumPy array's memory in place, and it is worth it: an
-    aligned C-contiguous array on a CPU device, large enough that a copy costs more than waiting
-    for the run to end (the caller must not write it before then)."""
-    return (device.platform == "cpu" and array.flags.c_contiguous and array.nbytes >= IN_PLACE_MIN_BYTES
-            and array.ctypes.data % ALIGNMENT == 0)
+def readable_in_place(array) -> bool:
+    """Whether a CPU device can read this C-contiguous NumPy array's memory in place, and it is
+    worth it: aligned, and large enough that a copy costs more than waiting for the run to end
+    (the caller must not write it before then)."""
+    return array.nbytes >= IN_PLACE_MIN_BYTES and array.ctypes.data % ALIGNMENT == 0

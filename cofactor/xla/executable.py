@@ -167,6 +167,7 @@ class Executable:
         self.loaded, self.slow = _compile(mlir_text, self.device, xla_client.CompileOptions())
         self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
         self._put = transfer(self.device)
+        self._in_place = self.device.platform == "cpu"  # the device reads host memory where it is
 
     def __call__(self, buffers) -> list:
         results = self.loaded.execute_sharded(buffers)
@@ -190,10 +191,10 @@ class Executable:
         for k, value in enumerate(values):
             if type(value) is ConcreteArray:
                 buffers.append(value.buffer)
-            elif type(value) is np.ndarray and (shareable is None or shareable[k]) \
-                    and readable_in_place(value, self.device):  # its dtype was checked at the trace
-                buffers.append(self._put(value, True))
-                waits = True
+            elif type(value) is np.ndarray and value.flags.c_contiguous:  # its dtype was checked at the trace
+                in_place = self._in_place and (shareable is None or shareable[k]) and readable_in_place(value)
+                buffers.append(self._put(value, in_place))
+                waits |= in_place
             else:
                 buffers.append(self.to_buffer(value))
         return buffers, waits
