@@ -270,7 +270,15 @@ def diagonal_grad(quick):
 
 # --- unmodified NumPy at full speed: large NumPy arguments, Python-number loops, element loops ------
 # Each large-argument program runs twice: on NumPy arrays (read in place by the CPU device, not
-# copied) and on device arrays, to compare the two paths in one run.
+# copied) and on device arrays, to compare the two paths in one run.  The element loops are public:
+# tests/test_element_loops.py checks them against NumPy.
+
+def _on_host_and_device(name, numpy_fn, jax_fn, inputs):
+    """Register ``name``_host (called on NumPy arrays) and ``name``_device (on device arrays)."""
+    def build(quick):
+        return numpy_fn, numpy_fn, jax_fn, inputs(quick)
+    for where, host in (("host", True), ("device", False)):
+        PROGRAMS[f"{name}_{where}"] = (build, {"host_inputs": host, "dispatch": False})
 
 def _matvec_chain(a, x):
     return (a @ x) @ a
@@ -282,15 +290,8 @@ def _matvec_inputs(quick):
     return rng.standard_normal((m, n)), rng.standard_normal(n)
 
 
-@program(host_inputs=True)
-def matvec_host(quick):
-    """(A @ x) @ A with a NumPy A of 160 MB: the cost of passing the argument, not the arithmetic."""
-    return _matvec_chain, _matvec_chain, _matvec_chain, _matvec_inputs(quick)
-
-
-@program
-def matvec_device(quick):
-    return _matvec_chain, _matvec_chain, _matvec_chain, _matvec_inputs(quick)
+# (A @ x) @ A with a NumPy A of 160 MB: the cost of passing the argument, not the arithmetic.
+_on_host_and_device("matvec", _matvec_chain, _matvec_chain, _matvec_inputs)
 
 
 def _mlp3(w1, w2, w3, x):
@@ -310,15 +311,8 @@ def _mlp3_inputs(quick):
     return (*[rng.standard_normal((n, n)) / np.sqrt(n) for _ in range(3)], rng.standard_normal((32, n)))
 
 
-@program(host_inputs=True)
-def mlp3_host(quick):
-    """A 3-layer MLP forward on a small batch with NumPy weights: dominated by reading them."""
-    return _mlp3, _mlp3, _mlp3_jax, _mlp3_inputs(quick)
-
-
-@program
-def mlp3_device(quick):
-    return _mlp3, _mlp3, _mlp3_jax, _mlp3_inputs(quick)
+# A 3-layer MLP forward on a small batch: dominated by reading its 116 MB of weights.
+_on_host_and_device("mlp3", _mlp3, _mlp3_jax, _mlp3_inputs)
 
 
 def _rk4_rate(u):
@@ -357,7 +351,7 @@ def rk4_python_clock(quick):
     return _rk4_clock, _rk4_clock, _rk4_clock_jax, (np.linspace(-2.0, 2.0, 2000 if quick else 20000),)
 
 
-def _diagonal_tanh(a):
+def diagonal_sum(a):
     total = 0.0
     for i in range(a.shape[0]):
         total += np.tanh(a[i, i])
@@ -368,10 +362,10 @@ def _diagonal_tanh(a):
 def loop_diagonal(quick):
     """An element loop that is a reduction: sum of tanh over the diagonal."""
     n = 2000 if quick else 10000
-    return _diagonal_tanh, _diagonal_tanh, lambda a: jnp.tanh(jnp.diag(a)).sum(), (_rng().random((n, n)),)
+    return diagonal_sum, diagonal_sum, lambda a: jnp.tanh(jnp.diag(a)).sum(), (_rng().random((n, n)),)
 
 
-def _running_max(x):
+def running_max(x):
     out = np.empty_like(x)
     m = x[0]
     for i in range(x.shape[0]):
@@ -382,10 +376,10 @@ def _running_max(x):
 
 @program
 def loop_running_max(quick):
-    return _running_max, _running_max, jax.lax.cummax, (_rng().standard_normal(2000 if quick else 20000),)
+    return running_max, running_max, jax.lax.cummax, (_rng().standard_normal(2000 if quick else 20000),)
 
 
-def _recurrence(x):
+def prefix_recurrence(x):
     y = np.empty_like(x)
     y[0] = x[0]
     for i in range(1, x.shape[0]):
@@ -403,10 +397,10 @@ def _recurrence_jax(x):
 @program
 def loop_recurrence(quick):
     """A prefix recurrence y[i] = 0.9 y[i-1] + x[i]: a true carried dependency."""
-    return _recurrence, _recurrence, _recurrence_jax, (_rng().standard_normal(2000 if quick else 20000),)
+    return prefix_recurrence, prefix_recurrence, _recurrence_jax, (_rng().standard_normal(2000 if quick else 20000),)
 
 
-def _scalar_stencil(u):
+def scalar_stencil(u):
     out = np.zeros_like(u)
     for i in range(1, u.shape[0] - 1):
         out[i] = u[i - 1] - 2 * u[i] + u[i + 1]
@@ -416,12 +410,12 @@ def _scalar_stencil(u):
 @program
 def loop_stencil(quick):
     """A 3-point stencil written element by element: independent iterations."""
-    return (_scalar_stencil, _scalar_stencil,
+    return (scalar_stencil, scalar_stencil,
             lambda u: jnp.zeros_like(u).at[1:-1].set(u[:-2] - 2 * u[1:-1] + u[2:]),
             (_rng().standard_normal(2000 if quick else 20000),))
 
 
-def _normalize_rows(m):
+def normalize_rows(m):
     for i in range(m.shape[0]):
         m[i] = m[i] / np.sqrt((m[i] ** 2).sum())
     return m
@@ -430,5 +424,5 @@ def _normalize_rows(m):
 @program
 def loop_rows(quick):
     """Independent row updates in a loop, in place."""
-    return (_normalize_rows, _normalize_rows, lambda m: m / jnp.sqrt((m ** 2).sum(axis=1, keepdims=True)),
+    return (normalize_rows, normalize_rows, lambda m: m / jnp.sqrt((m ** 2).sum(axis=1, keepdims=True)),
             (_rng().standard_normal((500 if quick else 4000, 64)),))

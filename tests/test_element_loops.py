@@ -3,18 +3,16 @@ argument after the call), and the structure of what they become.  Loops whose it
 independent, or reductions, become tensor operations (Enzyme-JAX's greedy_while_loop_batch_fission,
 on the rolled loop cofactor traces); loops with a carried dependency stay loops."""
 import copy
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import cofactor as cf
 
-
-def diagonal_sum(a):
-    total = 0.0
-    for i in range(a.shape[0]):
-        total += np.tanh(a[i, i])
-    return total
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+from programs import diagonal_sum, normalize_rows, prefix_recurrence, running_max, scalar_stencil  # noqa: E402
 
 
 def two_accumulators(x, a):
@@ -23,19 +21,6 @@ def two_accumulators(x, a):
         s += x[i] * a[i, 0]
         p *= 1 + x[i] / 100
     return s, p
-
-
-def scalar_stencil(u):
-    out = np.zeros_like(u)
-    for i in range(1, u.shape[0] - 1):
-        out[i] = u[i - 1] - 2 * u[i] + u[i + 1]
-    return out
-
-
-def normalize_rows(m):
-    for i in range(m.shape[0]):
-        m[i] = m[i] / np.sqrt((m[i] ** 2).sum())
-    return m
 
 
 def scale_columns(m):
@@ -58,23 +43,6 @@ def gather_by_index(x, idx):
     for i in range(idx.shape[0]):
         out[i] = x[idx[i]]
     return out
-
-
-def running_max(x):
-    out = np.empty_like(x)
-    m = x[0]
-    for i in range(x.shape[0]):
-        m = max(m, x[i])
-        out[i] = m
-    return out
-
-
-def prefix_recurrence(x):
-    y = np.empty_like(x)
-    y[0] = x[0]
-    for i in range(1, x.shape[0]):
-        y[i] = 0.9 * y[i - 1] + x[i]
-    return y
 
 
 def carried_in_place(u):
