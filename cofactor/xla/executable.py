@@ -167,7 +167,8 @@ class Executable:
         self.loaded, self.slow = _compile(mlir_text, self.device, xla_client.CompileOptions())
         self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
         self._put = transfer(self.device)
-        self._in_place = self.device.platform == "cpu"  # the device reads host memory where it is
+        # The device reads host memory where it is; the caller waits for the outputs to know the run has ended.
+        self._in_place = self.device.platform == "cpu" and bool(result_types)
 
     def __call__(self, buffers) -> list:
         results = self.loaded.execute_sharded(buffers)
