@@ -756,3 +756,34 @@ def test_a_python_number_loop_under_reverse_mode_is_unrolled_and_differentiates(
     h = 1e-6
     fd = [(loss(u + h * e) - loss(u - h * e)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def counter_as_a_dict_key(x):
+    parts = {0: x * 2, 1: x * 3}
+    for i in range(20):
+        x = x + parts[i % 2]              # a dict needs the Python int
+    return x
+
+
+def clock_as_a_dict_key(x):
+    parts = {0: x * 2, 1: x * 3}
+    k = 0
+    while k < 20:
+        x = x + parts[k % 2]
+        k += 1
+    return x
+
+
+def counter_formatted(x):
+    for i in range(12):
+        x = x + 1
+        label = "step %d" % i             # %d needs a real number
+    return x, label == "step 11"
+
+
+@pytest.mark.parametrize("fn", [counter_as_a_dict_key, clock_as_a_dict_key, counter_formatted],
+                         ids=lambda fn: fn.__name__)
+def test_a_loop_whose_python_code_needs_its_counter_runs_unrolled(fn):
+    """Trying it as one rolled loop raised the body's own error (KeyError, TypeError) before."""
+    with pytest.warns(cf.UnrolledLoopWarning, match="with the loop's numbers traced"):
+        check(fn, np.arange(3.0))

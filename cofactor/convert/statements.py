@@ -322,14 +322,19 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
 
 def _attempt(line, scope, roll) -> str | None:
     """``roll()`` the loop at ``line``; None when it did, else why it could not (warned: the caller
-    runs the loop as Python, and the attempt's operations are not part of the program)."""
+    runs the loop as Python, and the attempt's operations are not part of the program).  Any error
+    counts: Python code in the body that needs the loop's numbers as numbers (``d[i]``, ``"%d" % i``,
+    ``assert isinstance(i, int)``) runs as written once the loop is unrolled; an error of the
+    program's own is raised there again."""
     trace = context.current()
     count = trace.count
     try:
         roll()
-    except TracingError as error:
+    except Exception as error:  # noqa: BLE001
         trace.count = count
-        reason = str(error).splitlines()[0]
+        reason = str(error).splitlines()[0] if isinstance(error, TracingError) else (
+            f"its body raised {type(error).__name__}({str(error).splitlines()[0] if str(error) else ''}) "
+            "with the loop's numbers traced")
         warnings.warn_explicit(
             f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "
             f"while cofactor tried to keep it one rolled loop) because {reason}", UnrolledLoopWarning,
