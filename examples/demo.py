@@ -34,6 +34,27 @@ def heat(u, steps):
     return u
 
 
+def diagonal_tanh(a):
+    """A loop over elements: a reduction, which the optimizer turns into tensor operations."""
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += np.tanh(a[i, i])
+    return total
+
+
+def rk4(u):
+    """An integrator whose clock is a Python float: one rolled loop, its numbers traced."""
+    t, dt = 0.0, 0.001
+    while t < 5.0:
+        k1 = np.sin(u)
+        k2 = np.sin(u + dt / 2 * k1)
+        k3 = np.sin(u + dt / 2 * k2)
+        k4 = np.sin(u + dt * k3)
+        u = u + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t += dt
+    return u
+
+
 def median_seconds(fn, repeat=30):
     fn()
     times = []
@@ -77,6 +98,18 @@ def main():
     print(f"3000-step heat equation with in-place slice updates: trace + compile + run "
           f"{(time.perf_counter() - start) * 1e3:.0f} ms, max |cofactor - NumPy| = "
           f"{np.max(np.abs(np.asarray(hot) - heat(u.copy(), 3000))):.1e}")
+    m = np.random.default_rng(0).random((500, 500))
+    print(f"for i in range(500): total += np.tanh(a[i, i]) -> stablehlo.while ops after optimization: "
+          f"{cf.code_hlo(diagonal_tanh, m).count('stablehlo.while')} (as traced: "
+          f"{cf.code_hlo(diagonal_tanh, m, optimize=False).count('stablehlo.while')}); "
+          f"{float(np.asarray(cf.jit(diagonal_tanh)(m))):.6f} (NumPy {diagonal_tanh(m):.6f})")
+    v = np.linspace(0.0, 1.0, 8)
+    start = time.perf_counter()
+    y = cf.jit(rk4)(v)
+    print(f"RK4, while t < 5.0 on a Python float, 5000 steps: trace + compile + run "
+          f"{(time.perf_counter() - start) * 1e3:.0f} ms, stablehlo.while ops: "
+          f"{cf.code_hlo(rk4, v).count('stablehlo.while')}, max |cofactor - NumPy| = "
+          f"{np.max(np.abs(np.asarray(y) - rk4(v))):.1e}")
 
     section("autodiff: the gradient of sum((diag(v) @ A + x) ** 2), differentiated after optimization")
     rng = np.random.default_rng(0)
