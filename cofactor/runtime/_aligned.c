@@ -4,7 +4,9 @@
  * allocator gives 16.  With this one installed, the arrays a program makes can be passed to a
  * compiled function without a copy (runtime/host.py).  Each block is a malloc'd base with the
  * aligned data inside it; the word just before the data holds the base, so free and realloc find
- * it.  calloc stays calloc (large zeroed arrays stay lazily zeroed pages). */
+ * it.  calloc stays calloc (large zeroed arrays stay lazily zeroed pages).  Like NumPy's own
+ * allocator, it keeps a few freed small blocks of each size for the next allocation of that size
+ * (NumPy calls its allocator with the GIL held, and frees with the size it allocated). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -31,15 +33,25 @@ static void *place(void *base) {
 
 static void *base_of(void *data) { return ((void **)data)[-1]; }
 
+#define SMALL 1024  /* blocks of fewer bytes are kept when freed, CACHED of each size */
+#define CACHED 7
+static void *kept[SMALL][CACHED];
+static int kept_count[SMALL];
+
 static void *aligned_malloc(void *ctx, size_t size) {
     (void)ctx;
+    if (size < SMALL && kept_count[size] > 0) return kept[size][--kept_count[size]];
     return size > SIZE_MAX - SLACK ? NULL : place(malloc(size + SLACK));
 }
 
 static void *aligned_calloc(void *ctx, size_t count, size_t each) {
-    (void)ctx;
     if (each != 0 && count > (SIZE_MAX - SLACK) / each) return NULL;
-    return place(calloc(1, count * each + SLACK));
+    size_t size = count * each;
+    if (size < SMALL && kept_count[size] > 0) {
+        void *data = aligned_malloc(ctx, size);
+        return memset(data, 0, size);
+    }
+    return place(calloc(1, size + SLACK));
 }
 
 static void *aligned_realloc(void *ctx, void *data, size_t size) {
@@ -57,8 +69,13 @@ static void *aligned_realloc(void *ctx, void *data, size_t size) {
 }
 
 static void aligned_free(void *ctx, void *data, size_t size) {
-    (void)ctx; (void)size;
-    if (data != NULL) free(base_of(data));
+    (void)ctx;
+    if (data == NULL) return;
+    if (size < SMALL && kept_count[size] < CACHED) {
+        kept[size][kept_count[size]++] = data;
+        return;
+    }
+    free(base_of(data));
 }
 
 static PyDataMem_Handler handler = {
