@@ -618,18 +618,24 @@ class _Generator:
         return lines
 
     def stmt_while(self, ctx):
+        # A counter that is a Python int, or now and then a Python float clock stepping by 0.5 (exact),
+        # past UNROLL steps at times: then cofactor carries it as a traced number for the rest.
         counter = self.fresh("k")
-        bound = self.rng.randint(2, 7)
+        bound = self.rng.randint(2, 12)
+        clock = self.rng.random() < 0.3
+        start, step, limit = ("0.0", "0.5", f"{bound * 0.5}") if clock else ("0", "1", str(bound))
         if self.rng.random() < 0.8:
             cond, traced = self.cond(ctx)
-            header = f"while {counter} < {bound} and {f'({cond})' if ' or ' in cond else cond}:"
+            header = f"while {counter} < {limit} and {f'({cond})' if ' or ' in cond else cond}:"
         else:
-            header, traced = f"while {counter} < {bound}:", False
-        ctx.scope[counter] = Var(PYINT, assignable=False, static=not ctx.traced and not traced)
+            header, traced = f"while {counter} < {limit}:", False
+        kind = PYFLOAT if clock else PYINT
+        ctx.scope[counter] = Var(kind, assignable=False, static=not ctx.traced and not traced)
         body_ctx = ctx.child(loop="while", traced=ctx.traced or traced)
-        self.note("while_traced" if traced else "while_python")
+        self.note("while_traced" if traced else "while_python", *["while_long"] * (bound > UNROLL),
+                  *["while_clock"] * clock)
         # The counter goes up first, so that a continue cannot skip it.
-        return [f"{counter} = 0"] + self.loop(ctx, header, body_ctx, [f"{counter} += 1"])
+        return [f"{counter} = {start}"] + self.loop(ctx, header, body_ctx, [f"{counter} += {step}"])
 
     def stmt_for_range(self, ctx):
         count = self.rng.randint(0, 12)
