@@ -93,9 +93,12 @@ _like("full_like", lambda args, kwargs: (args[0], args[1:]) if args else (kwargs
 
 @implements("ndarray.fill")
 def fill(a, val):
+    v = value(val)
+    if v.type.rank:  # fill takes one value: a 0-d array or a number, as NumPy's does
+        raise ValueError("setting an array element with a sequence.")
     if a.scalar:  # a NumPy scalar's fill fills a temporary copy: the scalar is a value
         return
-    a.value = ops.broadcast_in_dim(convert_like_numpy(value(val), a.dtype), a.shape, ())
+    a.value = ops.broadcast_in_dim(convert_like_numpy(v, a.dtype), a.shape, ())
 
 
 # --- array constructors called inside converted user code ------------------------------------

@@ -883,3 +883,22 @@ def seed_800975(m, s, n):              # which sums the twelve numbers in anothe
     if (m > -0.5).all() and m.mean() < 0.5:
         return n
     return -n
+
+
+@fuzzed(1201931, ("float64", "int64"))  # rounding: b holds five equal numbers x; NumPy's b.mean() is
+def seed_1201931(a, b, n):              # sum / 5, one unit from x, XLA's sum * (1 / 5) is x itself
+    a += n
+    np.subtract(a.min(), a[4], out=b)
+    b[4] = b.mean()
+    if b.max() > b.min():
+        a[n % 5] = b[-1]
+    return a
+
+
+@fuzzed(1213217, ("float64", "int64"))  # ndarray.fill of a sequence: NumPy's ValueError, not an internal
+def seed_1213217(m, c):                 # error from broadcasting a row into the whole array
+    rows = []
+    for i in range(5):
+        rows.append(m[i % 3] * 2)
+    m.fill(sum(rows))
+    return c

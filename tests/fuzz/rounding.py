@@ -8,7 +8,7 @@ compares, floors (``//``) or takes ``np.where`` of values that are equal up to r
 against the row it was taken from, a row minus itself fused into an FMA) turns it into a different
 answer, and NumPy's own answer moves the same way when its rounding does. ``run`` runs a program in
 NumPy with the results of the operations XLA may round otherwise (``ROUNDED_OTHERWISE``, in place or
-not) moved up or down at random by one unit in the last place (an addition of a product: by a unit
+not) moved up or down (or not) at random by one unit in the last place (an addition of a product: by a unit
 of its larger operand, ``FUSED``; a sum: by what another order of its additions may give), and in every other trial with subnormal results of any operation
 flushed to zero: the places where such runs disagree with NumPy's plain run are decided by
 rounding. Operations IEEE 754 rounds one way (+, -, //, %, sqrt, min, max, floor, ...)
@@ -21,7 +21,9 @@ import warnings
 
 import numpy as np
 
-TRIALS = 12
+# Each trial moves every rounded result one way at random: landing where XLA's roundings add up (a
+# sum left as NumPy's, then its division one unit down: x / 5 as x * (1 / 5)) takes several.
+TRIALS = 48
 # XLA's own implementations (transcendental functions, power), a product fused into the addition
 # that follows (an FMA keeps the product unrounded), a division by a constant done as a multiply by
 # its reciprocal, and sums and products taken in another order (reductions, matmul).
@@ -72,6 +74,20 @@ class _Rounded(np.ndarray):
         return _rounded(result, out[0] if out else None, step, product)
 
 
+def _divided_by_count(name):
+    """ndarray.mean / var / std: a sum divided by the count, which XLA may do as a multiply by the
+    count's reciprocal.  NumPy divides a scalar sum with a plain scalar division, which no ufunc
+    hook sees, so the result moves by a unit here (np.mean(a) calls a.mean for an ndarray subclass)."""
+    def method(self, *args, **kwargs):
+        result = getattr(np.ndarray, name)(self, *args, **kwargs)
+        return _rounded(result, kwargs.get("out"), "ulp", False)
+    return method
+
+
+for _name in ("mean", "var", "std"):
+    setattr(_Rounded, _name, _divided_by_count(_name))
+
+
 def _sum_error(x, kwargs, dtype):
     """How far a sum of ``x`` (as ``np.add.reduce(x, **kwargs)`` takes it) may land in another order
     of its additions (XLA's tree against NumPy's pairwise sum): n - 1 roundings, each up to a unit of
@@ -108,13 +124,13 @@ def _round_otherwise(array, step):
     if array.dtype.kind != "f" or array.size == 0:
         return
     rng, flush = _Rounded._trial
-    if step is not None:
-        up = rng.random(array.shape) < 0.5
+    if step is not None:  # down, not at all, or up: another rounding may also agree with NumPy's
+        direction = rng.integers(-1, 2, array.shape)
         if isinstance(step, str):
-            moved = np.nextafter(array, np.where(up, np.inf, -np.inf).astype(array.dtype))
+            moved = np.nextafter(array, (direction * np.inf).astype(array.dtype))
         else:
-            moved = array + np.where(up, step, -step).astype(array.dtype)
-        np.copyto(array, moved)
+            moved = array + (direction * step).astype(array.dtype)
+        np.copyto(array, moved, where=direction != 0)
     if flush:
         np.copyto(array, np.copysign(np.zeros_like(array), array), where=np.abs(array) < np.finfo(array.dtype).tiny)
 
