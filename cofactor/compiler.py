@@ -279,7 +279,8 @@ class Compiled:
         self._single_output = self.trace.out_treedef.kind == "leaf"
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
-        self._donated = {k for k, _ in self._writebacks}
+        self._donated = {k for k, _ in self._writebacks}  # updated arguments, never read in place
+        self._written_hosts = {k for k, _ in self.trace.implicit_writebacks}
         self._host_inputs = self.trace.host_inputs
         self._guards = self.trace.guards
         self._checks = self.trace.checks
@@ -397,11 +398,9 @@ class Compiled:
             fetched = [h.fetch(leaves) for h in self._host_inputs]
             if self.trace.implicit_writebacks or self._writebacks:
                 _check_implicit_writable(arrays, fetched, self.trace.implicit_writebacks)
-        # The arrays the function updates are donated: those are copied, never read in place.
-        written = {k for k, _ in self.trace.implicit_writebacks}
         buffers, waits = self.executable.buffers([arrays[k] for k in positions] + fetched,
                                                  [k not in self._donated for k in positions]
-                                                 + [k not in written for k in range(len(fetched))])
+                                                 + [k not in self._written_hosts for k in range(len(fetched))])
         if self._rival is not None:
             self._keep_faster(buffers)
         outputs = self.executable(buffers)

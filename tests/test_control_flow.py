@@ -787,3 +787,23 @@ def test_a_loop_whose_python_code_needs_its_counter_runs_unrolled(fn):
     """Trying it as one rolled loop raised the body's own error (KeyError, TypeError) before."""
     with pytest.warns(cf.UnrolledLoopWarning, match="with the loop's numbers traced"):
         check(fn, np.arange(3.0))
+
+
+def _raise_if_large(x):
+    if x[0] > 5:
+        raise ValueError("large")
+
+
+def clock_formatted_after_a_check(x):
+    _raise_if_large(x)                    # a run-time check the caller's code runs after
+    k = 0
+    while k < 20:
+        x = x + 1
+        k += 1
+    label = "n=%d" % k                    # needs k as a number: traced again without promoting
+    return x * len(label)
+
+
+def test_code_after_a_promoted_loop_that_needs_its_numbers_is_not_a_run_time_error():
+    """It became a run-time site that always fired (TypeError), after the check met before it."""
+    check(clock_formatted_after_a_check, np.arange(3.0))

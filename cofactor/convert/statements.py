@@ -323,9 +323,8 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
 def _attempt(line, scope, roll) -> str | None:
     """``roll()`` the loop at ``line``; None when it did, else why it could not (warned: the caller
     runs the loop as Python, and the attempt's operations are not part of the program).  Any error
-    counts: Python code in the body that needs the loop's numbers as numbers (``d[i]``, ``"%d" % i``,
-    ``assert isinstance(i, int)``) runs as written once the loop is unrolled; an error of the
-    program's own is raised there again."""
+    counts: Python code in the body that needs the loop's numbers as numbers (``d[i]``, ``"%d" % i``)
+    runs as written once the loop is unrolled; an error of the program's own is raised there again."""
     trace = context.current()
     count = trace.count
     try:

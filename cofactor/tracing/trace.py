@@ -121,7 +121,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         except RaisesAlways:  # every call raises: the program computes what the message shows
             out_leaves, out_treedef = flatten(None)
         except Exception as error:  # noqa: BLE001  (raised after the run-time checks before it, if none fires)
-            if not checks.waits(error):
+            if context.promoted or not checks.waits(error):  # promoted: maybe not the program's error (traced again)
                 raise
             out_leaves, out_treedef = flatten(None)
         out_values = [output_value(leaf) for leaf in out_leaves]
