@@ -285,9 +285,12 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     unrolls the loop instead; and when the range is not empty, the variables the loop assigns keep
     their last values after it, as in Python.
     """
-    counter = [start]
+    # The counter counts iterations from 0 up and is carried first: Enzyme's reverse mode finds the
+    # trip count only from there, and only so (a loop from 1, or counting down, is not differentiable).
+    counter = [0]
+    trips = len(range(start, stop, step)) if not (_traced(start) or _traced(stop)) else \
+        np.maximum((stop - start + (step - 1 if step > 0 else step + 1)) // step, 0)
 
-    # The counter is carried first: Enzyme's reverse mode finds the trip count only from there.
     def get_all():
         return (counter[0],) + get()
 
@@ -296,13 +299,13 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         set_(values[1:])
 
     def cond():
-        more = counter[0] < stop if step > 0 else counter[0] > stop
+        more = counter[0] < trips
         return more if broke is None else and_(more, lambda: not_(broke()))
 
     def body():
-        i = counter[0]
-        body_fn(i)
-        counter[0] = i + step
+        k = counter[0]
+        body_fn(k if step == 1 and not _traced(start) and start == 0 else start + k * step)
+        counter[0] = k + 1
 
     bound = None
     traced_range = _traced(start) or _traced(stop)
