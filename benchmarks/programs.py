@@ -1,8 +1,8 @@
 """The benchmark programs: plain NumPy (what cofactor compiles unchanged) and a jax.numpy port of
 the same algorithm for jax.jit, with inputs at a size where one run takes 1-100 ms here.
 
-A program is a function ``name(quick) -> (numpy_fn or None, cofactor_fn, jax_fn, inputs)``
-registered with ``@program``; ``quick`` asks for smaller inputs.  ``cofactor_fn`` is what
+A program is a function ``name(quick) -> (numpy_fn or None, cofactor_fn, jax_fn or None, inputs)``
+registered with ``@program`` (``jax_fn`` None: JAX cannot express it as written); ``quick`` asks for smaller inputs.  ``cofactor_fn`` is what
 benchmarks/run.py hands to ``cf.jit`` (usually ``numpy_fn`` itself; a gradient program passes
 its cofactor autodiff function and ``None`` for NumPy, and its result is checked against JAX's).
 ``inputs`` are NumPy arrays; run.py puts them on the device for cofactor and JAX, unless the
@@ -12,6 +12,7 @@ measure per-call overhead, which has its own target, so they stay out of the geo
 import jax
 import jax.numpy as jnp
 import numpy as np
+from extent_kernels import KERNELS
 
 PROGRAMS = {}  # name -> (builder, options)
 
@@ -426,3 +427,74 @@ def loop_rows(quick):
     """Independent row updates in a loop, in place."""
     return (normalize_rows, normalize_rows, lambda m: m / jnp.sqrt((m ** 2).sum(axis=1, keepdims=True)),
             (_rng().standard_normal((500 if quick else 4000, 64)),))
+
+
+# --- kernels with run-time extents (benchmarks/extent_kernels.py), at sizes where NumPy takes 10 ms or more -----
+
+def _forward_substitution_jax(L, b):
+    n = L.shape[0]
+
+    def step(i, x):
+        row = jnp.where(jnp.arange(n) < i, L[i], 0.0)
+        return x.at[i].set((b[i] - row @ x) / L[i, i])
+    return jax.lax.fori_loop(0, n, step, jnp.zeros_like(b))
+
+
+def _cholesky_jax(A):
+    n = A.shape[0]
+    lanes = jnp.arange(n)
+
+    def row(i, A):
+        def column(j, A):
+            s = jnp.where(lanes < j, A[i] * A[j], 0.0).sum()
+            return A.at[i, j].set((A[i, j] - s) / A[j, j])
+        A = jax.lax.fori_loop(0, i, column, A)
+        s = jnp.where(lanes < i, A[i] * A[i], 0.0).sum()
+        return A.at[i, i].set(jnp.sqrt(A[i, i] - s))
+    return jnp.tril(jax.lax.fori_loop(0, n, row, A))
+
+
+def _covariance_jax(data):
+    N, M = data.shape
+    data = data - data.mean(axis=0)
+
+    def step(i, cov):
+        row = jnp.where(jnp.arange(M) >= i, data[:, i] @ data / (N - 1.0), 0.0)
+        return cov.at[i, :].add(row).at[:, i].add(jnp.where(jnp.arange(M) > i, row, 0.0))
+    return jax.lax.fori_loop(0, M, step, jnp.zeros((M, M), data.dtype))
+
+
+def _csr_matvec_jax(values, columns, row_starts, x):
+    rows = jnp.searchsorted(row_starts, jnp.arange(values.shape[0]), side="right") - 1
+    return jax.ops.segment_sum(values * x[columns], rows, num_segments=row_starts.shape[0] - 1)
+
+
+def _kmeans_jax(X, centers, steps=3):
+    for _ in range(steps):
+        labels = jnp.argmin(((X[:, None, :] - centers[None, :, :]) ** 2).sum(-1), axis=1)
+        member = labels[:, None] == jnp.arange(centers.shape[0])[None, :]
+        counts = member.sum(0)
+        means = (member.T @ X) / jnp.maximum(counts, 1)[:, None]
+        centers = jnp.where(counts[:, None] > 0, means, centers)
+    return labels
+
+
+_EXTENT_SIZES = {"cholesky": 100, "lu": 70, "durbin": 2000, "forward_substitution": 2000, "back_substitution": 2000,
+                 "gram_schmidt": 300, "correlation": 400, "covariance": 400, "nussinov": 60, "csr_matvec": 2000,
+                 "kmeans": 2000}
+_EXTENT_JAX = {"cholesky": _cholesky_jax, "forward_substitution": _forward_substitution_jax,
+               "covariance": _covariance_jax, "csr_matvec": _csr_matvec_jax, "kmeans": _kmeans_jax}
+
+
+def _extent_program(name):
+    kernel, inputs = KERNELS[name]
+
+    def build(quick):
+        n = _EXTENT_SIZES[name] // (4 if quick else 1)
+        return kernel, kernel, _EXTENT_JAX.get(name), inputs(n, _rng())
+    build.__name__ = f"rt_{name}"
+    program(build)
+
+
+for _name in KERNELS:
+    _extent_program(_name)

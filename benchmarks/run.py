@@ -110,17 +110,20 @@ def measure(name, quick, budget_s):
     row["cf_first_ms"], cf_out = first_call_ms(compiled["cofactor"], args["cofactor"]())
     first, = compiled["cofactor"].cache.values()
     row["cf_first_split_ms"] = {step: seconds * 1e3 for step, seconds in first.timings.items()}
-    jax.clear_caches()  # a first call: nothing from another program that shares the function
-    jitted = jax.jit(jax_fn)
-    row["jax_first_ms"], jax_out = first_call_ms(jitted, args["jax"]())
-    want = numpy_fn(*args["numpy"]()) if numpy_fn else jax_out
-    for who, got in (("cofactor", cf_out), ("JAX", jax_out)):
+    outputs = {"cofactor": cf_out}
+    if jax_fn is not None:  # (JAX cannot express every program)
+        jax.clear_caches()  # a first call: nothing from another program that shares the function
+        jitted = jax.jit(jax_fn)
+        row["jax_first_ms"], outputs["JAX"] = first_call_ms(jitted, args["jax"]())
+    want = numpy_fn(*args["numpy"]()) if numpy_fn else outputs["JAX"]
+    for who, got in outputs.items():
         for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-12, err_msg=f"{name}: {who}")
 
     timed = {column: (lambda f=f, a=args["cofactor"](): ready(f(*a))) for column, f in compiled.items()}
-    jax_args = args["jax"]()
-    timed["jax"] = lambda: ready(jitted(*jax_args))
+    if jax_fn is not None:
+        jax_args = args["jax"]()
+        timed["jax"] = lambda: ready(jitted(*jax_args))
     row.update({k + "_ms": ms for k, ms in median_ms(timed, budget_s).items()})
     if numpy_fn:  # timed on its own: NumPy's many-threaded BLAS and allocations slow whatever runs next
         numpy_args = args["numpy"]()
@@ -128,9 +131,10 @@ def measure(name, quick, budget_s):
 
     if numpy_fn:
         row["cf_over_numpy"] = row["cofactor_ms"] / row["numpy_ms"]
-    row["cf_over_jax"] = row["cofactor_ms"] / row["jax_ms"]
     row["cf_over_noopt"] = row["cofactor_ms"] / row["cf_noopt_ms"]
-    row["first_cf_over_jax"] = row["cf_first_ms"] / row["jax_first_ms"]
+    if jax_fn is not None:
+        row["cf_over_jax"] = row["cofactor_ms"] / row["jax_ms"]
+        row["first_cf_over_jax"] = row["cf_first_ms"] / row["jax_first_ms"]
     return row
 
 

@@ -250,6 +250,14 @@ def _write_back(arg, buffer):
         np.copyto(arg, np.asarray(buffer))
 
 
+def _cut(result: ConcreteArray, lengths) -> ConcreteArray:
+    """An output with run-time extents, at its lengths (NumPy's shape)."""
+    index = [slice(None)] * result.ndim
+    for axis, n in lengths:
+        index[axis] = slice(0, n)
+    return ConcreteArray.from_numpy(np.asarray(result)[tuple(index)], result.device)
+
+
 class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
@@ -367,7 +375,8 @@ class Compiled:
     @property
     def is_pure(self) -> bool:
         """Reads its array arguments only: updates none, reads no host state, aliases none, checks nothing."""
-        return not self._writebacks and not self._host_inputs and self._params is None and self._checks is None
+        return not self._writebacks and not self._host_inputs and self._params is None and self._checks is None \
+            and not self.trace.extents
 
     def call_pure(self, arrays):
         """The hot path: array arguments only (ConcreteArrays, NumPy arrays), and an ``is_pure``
@@ -413,6 +422,8 @@ class Compiled:
         if self._checks is not None:
             checks.after_call(self._checks, np.asarray(outputs[-1]))
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
+        for k, lengths in self.trace.extents:
+            results[k] = _cut(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):

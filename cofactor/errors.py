@@ -127,7 +127,7 @@ def _is_internal(filename: str) -> bool:
     return path.startswith((_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep, _STDLIB)) or filename.startswith("<frozen")
 
 
-def _user_frame():
+def user_frame():
     """The innermost stack frame outside cofactor and NumPy (None: there is none)."""
     frame = sys._getframe(2)
     while frame is not None and _is_internal(frame.f_code.co_filename):
@@ -137,7 +137,7 @@ def _user_frame():
 
 def warn_in_user_code(message: str, category) -> None:
     """A warning shown at the innermost user frame (the call that led to it), not in cofactor."""
-    frame = _user_frame()
+    frame = user_frame()
     if frame is None:
         warnings.warn(message, category)
         return
@@ -148,7 +148,7 @@ def warn_in_user_code(message: str, category) -> None:
 
 def user_location() -> str | None:
     """``file:line: source`` of the innermost stack frame outside cofactor and NumPy."""
-    frame = _user_frame()
+    frame = user_frame()
     if frame is None:
         return None
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
@@ -164,7 +164,7 @@ unconverted_code = weakref.WeakSet()
 
 def unconverted_caller() -> types.CodeType | None:
     """The innermost user function running now, if cofactor runs it unconverted."""
-    frame = _user_frame()
+    frame = user_frame()
     return frame.f_code if frame is not None and frame.f_code in unconverted_code else None
 
 

@@ -1,4 +1,6 @@
-"""Pytrees: nested tuples, lists, dicts and namedtuples of leaves.
+"""Pytrees: nested tuples, lists, dicts and namedtuples of leaves, and *nodes*: objects of a class
+with ``tree_flatten()`` -> (children, hashable static part) and ``tree_unflatten(static, children)``
+(an array with run-time extents is its data and its windows' traced bounds).
 
 Every layer that accepts "any pytree of arrays" (to_device, compile, the
 outputs of a compiled function) flattens with these two functions.  A
@@ -10,8 +12,8 @@ from typing import Any, NamedTuple
 
 
 class TreeDef(NamedTuple):
-    kind: str  # "leaf", "none", "tuple", "list", "dict" or "namedtuple"
-    meta: Any  # dict keys or the namedtuple class
+    kind: str  # "leaf", "none", "tuple", "list", "dict", "namedtuple" or "node"
+    meta: Any  # dict keys, the namedtuple class, or (a node's class, its static part)
     children: tuple
 
 
@@ -40,6 +42,9 @@ def flatten(tree, is_leaf=None):
         if type(x) is dict:
             keys = tuple(x)
             return TreeDef("dict", keys, tuple(walk(x[k]) for k in keys))
+        if hasattr(type(x), "tree_flatten"):
+            children, static = x.tree_flatten()
+            return TreeDef("node", (type(x), static), tuple(walk(c) for c in children))
         return _leaf(x)
 
     def _leaf(x):
@@ -64,6 +69,8 @@ def unflatten(treedef: TreeDef, leaves):
             return children
         if td.kind == "dict":
             return dict(zip(td.meta, children))
+        if td.kind == "node":
+            return td.meta[0].tree_unflatten(td.meta[1], children)
         return td.meta(*children)
 
     return build(treedef)

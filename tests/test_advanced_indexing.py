@@ -97,7 +97,15 @@ def test_traced_mask_reads_in_shape_preserving_uses(dtype):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("use", [lambda s: s + np.ones(3), lambda s: s.shape, lambda s: s[0], lambda s: len(s)])
-def test_traced_mask_reads_otherwise_suggest_where(use):
-    with pytest.raises(cf.UnsupportedError, match="np.where"):
-        cf.jit(lambda a: use(a[a > 0]))(np.ones(3))
+def test_a_traced_mask_read_keeps_its_run_time_length():
+    def uses(a):
+        s = a[a > 0]
+        return s + np.ones(3), s.shape, s[0], s[::-1]
+
+    got = cf.jit(uses)(np.ones(3))
+    for g, w in zip(got, uses(np.ones(3))):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    with pytest.raises(ValueError, match="broadcast"):  # its length is not 3 at run time
+        cf.jit(uses)(np.array([1.0, -1.0, 1.0]))
+    with pytest.raises(cf.UnsupportedError, match="known only at run time"):
+        cf.jit(lambda a: len(a[a > 0]))(np.ones(3))

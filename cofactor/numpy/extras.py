@@ -10,6 +10,7 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import constructs, implements, implements_ufunc
 from ._core import asarray, axis_index, known_value
+from .extent_ops import compress_traced
 from .ufuncs import KERNELS, _compare, _isinf, _like, _register
 
 # --- more ufuncs --------------------------------------------------------------------------------
@@ -362,7 +363,7 @@ def choose(a, choices, out=None, mode="raise"):
 def compress(condition, a, axis=None, out=None):
     known = known_value(condition) if isinstance(condition, TracedArray) else np.asarray(condition)
     if known is None:
-        raise UnsupportedError("numpy.compress with a traced condition has a data-dependent shape; use np.where")
+        return compress_traced(condition, a, axis, out)
     arr = np.ravel(a) if axis is None else a
     return np.take(arr, np.nonzero(known)[0], axis=0 if axis is None else axis)
 

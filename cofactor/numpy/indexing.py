@@ -16,7 +16,8 @@ from ..tracing.views import BasicIndex, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
 from .creation import convert_like_numpy
-from .masked import MaskedSelection
+from .extent import Bounded, has_traced_slice
+from .extent_ops import assign_masked, assign_traced_slice, fitted, masked, take_bounded, traced_slice
 
 
 def _is_traced_integer(item) -> bool:
@@ -190,14 +191,18 @@ def getitem(a, index):
     items = index if isinstance(index, tuple) else (index,)
     if a.scalar:
         return _index_scalar(a, items)
+    if any(isinstance(item, Bounded) for item in items):
+        return take_bounded(a, index)
     if all(_is_basic(item) for item in items):
+        if has_traced_slice(items):
+            return traced_slice(a, index)
         lens = basic_lens(a.shape, index)
         if not lens.shape and not any(item is Ellipsis for item in items):
             # Every axis indexed by an integer: NumPy returns a scalar, a copy (a[()] of a 0-d array too).
             return TracedArray(lens.read(a.value), scalar=True)
         return view(a, lens)
-    if _traced_mask(index) and index.shape == a.shape:
-        return MaskedSelection(TracedArray(a.value), index)  # a copy, as advanced indexing makes
+    if _traced_mask(index):
+        return masked(a, index)  # a copy, as advanced indexing makes
     return wrap(_Advanced(a, index).read())  # advanced indexing copies, as in NumPy
 
 
@@ -244,33 +249,23 @@ def _assigned_as_numpy_does(target, v) -> bool:
 def setitem(a, index, v):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
+        if has_traced_slice(items):
+            assign_traced_slice(a, index, v)
+            return
         if len(items) == a.ndim and np.ndim(v) > 0 and not any(i is None or i is Ellipsis or isinstance(i, slice)
                                                                for i in items):
             raise ValueError("setting an array element with a sequence.")  # one element: v must be a scalar
         target = view(a, basic_lens(a.shape, index))
+        v = fitted(v, target.shape) if isinstance(v, Bounded) else v
         new = _assigned(a, v, target.shape)
         if not (isinstance(target, TracedArray) and _assigned_as_numpy_does(target, v)):
             target.value = new
         return
-    mask = index.value if _traced_mask(index) else None
-    if mask is not None:  # a traced mask: select the assigned value where it is set
-        if mask.shape != a.shape[:mask.type.rank]:
-            raise IndexError(f"boolean index did not match indexed array along axis 0; size of axis is "
-                             f"{a.shape[0] if a.shape else 0} but size of corresponding boolean axis is "
-                             f"{mask.shape[0] if mask.shape else 0}")
-        if isinstance(v, MaskedSelection) and v.mask is index:  # y[m] = x[m] * 2
-            v = np.broadcast_to(v.values, a.shape) if np.shape(v.values) != a.shape else v.values
-            a.value = ops.select(ops.broadcast_in_dim(mask, a.shape, range(mask.type.rank)),
-                                 _assigned(a, v, a.shape), a.value)
-            return
-        if np.ndim(v) != 0:
-            raise UnsupportedError("x[mask] = array assigns a data-dependent number of elements; assign a "
-                                   "scalar, or use x = np.where(mask, values, x) with values of x's shape")
-        full_mask = ops.broadcast_in_dim(mask, a.shape, range(mask.type.rank))
-        a.value = ops.select(full_mask, _assigned(a, v, a.shape), a.value)
+    if _traced_mask(index):
+        assign_masked(a, index, v)
         return
     plan = _Advanced(a, index)
-    plan.write(_assigned(a, v, plan.result_shape))
+    plan.write(_assigned(a, fitted(v, plan.result_shape) if isinstance(v, Bounded) else v, plan.result_shape))
 
 
 @implements(np.take)

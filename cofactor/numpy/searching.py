@@ -261,11 +261,7 @@ def _constants_only(func, why, instead):
     return impl
 
 
-_UNIQUE = ("the number of unique values depends on the data", "np.sort(x) gives the sorted values with "
-           "their repeats, in a fixed shape")
-_NONZERO = ("the number of non-zero elements depends on the data", "use np.where(condition, x, y), "
-            "np.count_nonzero, or a mask in arithmetic instead")
-for _func in (np.unique, np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all):
+_UNIQUE = ("the number of unique values depends on the data", "np.unique(x) (with return_counts=..., "
+           "return_inverse=...) gives them")
+for _func in (np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all):
     _constants_only(_func, *_UNIQUE)
-for _func in (np.nonzero, np.argwhere, np.flatnonzero):
-    _constants_only(_func, *_NONZERO)

@@ -17,6 +17,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
+from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, wrap
 from .reductions import _identity, _keep, reduce_ufunc
@@ -446,8 +447,9 @@ def _require_cast(array, target):
 
 @implements(np.bincount)
 def bincount(x, weights=None, minlength=0):
-    """For traced ``x`` the result has ``minlength`` slots, which must exceed its largest value:
-    larger (and negative) values, which NumPy would count in a longer result or reject, are dropped."""
+    """For traced ``x`` the result has ``minlength`` slots (its bound, as cofactor reads NumPy's idiom),
+    which must exceed its largest value: a larger one, which NumPy would count in a longer result, is
+    an error at run time, and so is a negative one, as in NumPy."""
     if minlength is None:
         raise TypeError("use 0 instead of None for minlength")
     minlength = operator_index(minlength, "minlength")
@@ -470,6 +472,13 @@ def bincount(x, weights=None, minlength=0):
                                "depends on the data, so its shape is not known at compile time; pass a static "
                                "minlength larger than every value")
     index = np.astype(x, np.intp)
+    if known is None and x.size:
+        numpy_error_if(value(np.any(index < 0)),
+                       lambda: ValueError("'list' argument must have no negative elements"))
+        largest = np.max(index)
+        numpy_error_if(value(largest >= minlength), lambda: UnsupportedError(
+            f"numpy.bincount of a traced array: its largest value {largest} is not below minlength={minlength}, which "
+            "cofactor takes as the result's length (NumPy would return a longer result): pass a larger minlength"))
     index = value(np.where((index >= 0) & (index < minlength), index, minlength))
     updates = full(x.shape, 1, np.intp) if weights is None else value(weights, np.float64)
     return wrap(_sum_into(index, updates, minlength))

@@ -384,9 +384,10 @@ for _ufunc in KERNELS:
 
 @implements(np.where)
 def where(condition, x=None, y=None):
+    if x is None and y is None:
+        return np.nonzero(condition)
     if x is None or y is None:
-        raise UnsupportedError("numpy.where(condition) with one argument has a data-dependent shape; "
-                               "pass x and y: np.where(condition, x, y)")
+        raise ValueError("either both or neither of x and y should be given")
     dtype = result_type(x, y)
     c, a, b = broadcast_values(_truthy(value(condition)), value(x, dtype), value(y, dtype))
     return wrap(ops.select(c, a, b))

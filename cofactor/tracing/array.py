@@ -39,6 +39,12 @@ from . import context, dispatch
 _serials = itertools.count()
 
 
+def defers_tracing(x) -> bool:
+    """An array with run-time extents (numpy/extent.py): TracedArray's protocols leave it to its own,
+    and outputs keep it whole, to cut it to its lengths after the call."""
+    return getattr(x, "defers_tracing", False)
+
+
 def serial_now() -> int:
     """A serial later than every array made so far: arrays made from now on have larger ones."""
     return next(_serials)
@@ -153,10 +159,14 @@ class TracedArray:
 
     # --- NumPy protocols ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(defers_tracing(x) for x in (*inputs, *(kwargs.get("out") or ()))):
+            return NotImplemented  # an array with a run-time extent takes it (numpy/extent.py)
         first = serial_now()
         return _as_scalars(dispatch.call_ufunc(ufunc, method, inputs, kwargs), first)
 
     def __array_function__(self, func, types, args, kwargs):
+        if any(getattr(t, "defers_tracing", False) for t in types):  # (types, not instances)
+            return NotImplemented
         first = serial_now()
         result = dispatch.call_function(func, args, kwargs)
         return result if func in ARRAY_RESULTS else _as_scalars(result, first)
@@ -549,7 +559,7 @@ TracedArray.flat = property(FlatIterator)
 _FUNCTION_METHODS = [
     "sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all",
     "cumsum", "cumprod", "swapaxes", "repeat", "argsort", "dot", "clip", "round", "trace", "diagonal",
-    "nonzero", "take", "searchsorted", "compress",
+    "nonzero", "take", "searchsorted",
 ]  # not ptp: NumPy 2 removed the method
 
 
@@ -560,6 +570,7 @@ def _function_method(name):
 
 for _name in _FUNCTION_METHODS:
     setattr(TracedArray, _name, _function_method(_name))
+TracedArray.compress = lambda self, condition, axis=None, out=None: np.compress(condition, self, axis, out)
 
 # Methods whose signature differs from the NumPy function's (``x.reshape(2, 3)``).
 for _name in ["reshape", "transpose", "astype", "copy", "flatten", "ravel", "squeeze", "view",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import (CofactorError, ConcretizationError, TracingError, UnsupportedError, located, origin,
-                      user_line_of)
+                      user_frame, user_line_of)
 from ..ir import ops
 from . import context
 from .array import TracedArray
@@ -200,17 +200,40 @@ def reached_raise(make, where, always=False):
     # (in a region, a message shows trace-time text)
     if always and (context.current().journals or not shown and not checks.raises):
         return exception
+    _add_site(checks, exception, shown, where)
+    if always:
+        raise RaisesAlways()
+    return None
+
+
+def _add_site(checks: Checks, exception, shown, where, condition=None):
+    """A raise site that fires where it is reached (and ``condition``, an i1 scalar, holds) if none did."""
     site = Site(exception, None, where)
     checks.raises.append(site)
     first = ops.compare(checks._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
+    if condition is not None:
+        first = ops.binary("stablehlo.and", first, condition)
     for token, slot, array, how, spec in shown:  # written only by the raise that fires: the first
         if array.size:
             checks._set(slot, _bits(array), first)
         site.shown.append((token, slot, _Shown.of(array), how, spec))
     checks._set(_FIRED, ops.constant(np.asarray(len(checks.raises), np.int64)), first)
-    if always:
-        raise RaisesAlways()
-    return None
+
+
+def numpy_error_if(failed, make):
+    """NumPy's error ``make()`` where ``failed`` (an i1 scalar Value) holds when the program runs: a
+    check NumPy makes on an extent known only then (two run-time lengths that must agree, an index
+    past one).  It fires as a raise at the user's line would; a traced value the message formats
+    shows its run-time value."""
+    checks = _checks("an operation on an array whose length is known only at run time")
+    checks.shown = []
+    try:
+        exception = make()
+    finally:
+        shown, checks.shown = checks.shown, None
+    frame = user_frame()
+    where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
+    _add_site(checks, exception, shown, where, failed)
 
 
 class RaisesAlways(BaseException):

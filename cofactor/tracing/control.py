@@ -391,7 +391,8 @@ def _structure(tree) -> str:
         return "None"
     if tree.kind == "dict":
         return f"a dict with keys {list(tree.meta)}"
-    name = tree.meta.__name__ if tree.kind == "namedtuple" else tree.kind
+    name = tree.meta.__name__ if tree.kind == "namedtuple" else tree.meta[0].__name__ if tree.kind == "node" \
+        else tree.kind
     return f"a {name} of {len(tree.children)}"
 
 

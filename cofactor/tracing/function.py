@@ -15,7 +15,7 @@ from ..ir import ops
 from ..ir.core import Function, Operation, Value, insertion_point
 from ..pytree import TreeDef, flatten
 from . import context
-from .array import Journal, TracedArray, serial_now
+from .array import Journal, TracedArray, defers_tracing, serial_now
 from .trace import output_value
 
 
@@ -52,7 +52,7 @@ def trace_private(fn, types, name: str) -> PrivateFunction:
         params = [TracedArray(v) for v in symbol.arguments]
         trace.arguments.update(id(p) for p in params)  # updates of these are results: never replaced by copies
         starts = [p.value for p in params]
-        out_leaves, out_treedef = flatten(fn(*params))
+        out_leaves, out_treedef = flatten(fn(*params), is_leaf=defers_tracing)
         results = [output_value(leaf) for leaf in out_leaves]
         updated = [k for k, (p, v) in enumerate(zip(params, starts)) if p.value is not v]
         results += [params[k].value for k in updated]

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CofactorError, TracingError, internal, located, location_of, origin
+from ..errors import CofactorError, TracingError, UnsupportedError, internal, located, location_of, origin
 from ..ir import ops
 from ..ir.core import Function, Module, OpBudgetExceeded, OutOfScope, insertion_point
 from ..ir.types import TensorType, is_supported_dtype
 from ..pytree import TreeDef, flatten, unflatten
-from .array import TracedArray, constant
+from .array import TracedArray, constant, defers_tracing
 from .checks import Checks, RaisesAlways
 from .context import STATEFUL_TYPES, Options, TraceContext, tracing
 
@@ -71,11 +71,16 @@ class Trace:
     implicit_writebacks: list  # (host input index, result index): globals and cells the function wrote
     guards: list           # implicit.Guards: what the globals and cells it read must be at a call
     checks: Checks | None  # its run-time raises and warnings, whose outputs come last (checks.py)
+    extents: list          # (output leaf, [(axis, result index of its length)]): outputs cut to run-time lengths
 
 
 def output_value(leaf):
     if isinstance(leaf, TracedArray):
         return leaf.value
+    if defers_tracing(leaf):
+        raise UnsupportedError("an array whose length is known only at run time (x[mask], np.unique, a slice with "
+                               "traced bounds) cannot leave a function cofactor differentiates or calls inside "
+                               "another: return it from the compiled function itself, or reduce it first")
     if isinstance(leaf, (bool, int, float, complex)) or is_array(leaf):
         return constant(np.asarray(leaf)).value
     raise TracingError(f"the function returned a {type(leaf).__name__}, which is not an array or a "
@@ -117,14 +122,14 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
         try:
-            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs))
+            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs), is_leaf=defers_tracing)
         except RaisesAlways:  # every call raises: the program computes what the message shows
             out_leaves, out_treedef = flatten(None)
         except Exception as error:  # noqa: BLE001  (raised after the run-time checks before it, if none fires)
             if context.promoted or not checks.waits(error):  # promoted: maybe not the program's error (traced again)
                 raise
             out_leaves, out_treedef = flatten(None)
-        out_values = [output_value(leaf) for leaf in out_leaves]
+        out_values, extents = _output_values(out_leaves)
         writebacks = []
         for position, ((k, array), original) in enumerate(zip(inputs, originals)):
             if array.value is not original:
@@ -142,7 +147,25 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
-                 list(context.guards.values()), checks.finish(main.body))
+                 list(context.guards.values()), checks.finish(main.body), extents)
+
+
+def _output_values(out_leaves):
+    """The results for the output leaves, then the run-time lengths of those that have them (an
+    array with run-time extents returns its data moved to the front, and is cut after the call)."""
+    values, cut = [], []
+    for k, leaf in enumerate(out_leaves):
+        if defers_tracing(leaf):
+            data, lengths = leaf.output()
+            values.append(data)
+            cut.append((k, lengths))
+        else:
+            values.append(output_value(leaf))
+    extents = []
+    for k, lengths in cut:
+        extents.append((k, [(axis, len(values) + j) for j, (axis, _) in enumerate(lengths)]))
+        values += [length for _, length in lengths]
+    return values, extents
 
 
 @contextlib.contextmanager

@@ -191,7 +191,7 @@ UNSUPPORTED = {
        for u in BINARY_UFUNCS if u not in REDUCIBLE_UFUNCS for method in ("reduce", "accumulate")},
     **{f"numpy.{u.__name__}.reduceat": functools.partial(_reduceat, u)
        for u in BINARY_UFUNCS if u not in REDUCIBLE_UFUNCS},
-    **{f"numpy.{name}": getattr(np, name) for name in ("unique", "unique_all", "unique_counts", "unique_inverse",
+    **{f"numpy.{name}": getattr(np, name) for name in ("unique_all", "unique_counts", "unique_inverse",
                                                        "unique_values")},
 }
 
@@ -393,7 +393,10 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     # --- indexing, selection and writes
     "numpy.take": [case(lambda a: np.take(a, INDEX, axis=1), x())],
     "numpy.take_along_axis": [case(lambda a: np.take_along_axis(a, np.array([[2, 0], [1, 1]]), axis=1), x())],
-    "numpy.compress": [case(lambda a: np.compress([True, False, True], a, axis=1), x())],
+    "numpy.compress": [case(lambda a: np.compress([True, False, True], a, axis=1), x()),
+                       case(lambda a: np.compress(a[0] > 0, a, axis=1).sum(axis=1), x())],
+    "numpy.extract": [case(lambda a: np.extract(a > 0, a).sum(), x())],
+    "numpy.unique": [case(lambda a: np.sum(np.unique(a) ** 2), x())],
     "numpy.choose": [case(lambda a, b: np.choose([[0, 1, 1], [1, 0, 1]], [a, b]), x(seed=1), x(seed=2))],
     "numpy.where": [case(lambda a, b: np.where(MASK, a, b), x(seed=1), x(seed=2)),
                     case(lambda a: np.where(a > 0, a ** 2, np.sin(a)), x())],

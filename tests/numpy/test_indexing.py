@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import cofactor as cf
-from conftest import ALL_DTYPES, check, check_raises, check_unsupported, dtype_id, sample
+from conftest import ALL_DTYPES, check, check_raises, dtype_id, sample
 
 X = sample((4, 5, 3))
 V = sample((6,), seed=1)
@@ -86,8 +86,8 @@ def test_index_error_names_the_user_line():
     assert "test_indexing.py:" in str(error)
 
 
-def test_traced_boolean_mask_read_is_unsupported():
-    check_unsupported(lambda x: x[x > 0], X, name="mask")
+def test_traced_boolean_mask_read_matches_numpy():
+    check(lambda x: (x[x > 0], x[x[:, 0] > 0], x[x > 0].sum()), X)
 
 
 _bound = st.one_of(st.none(), st.integers(-7, 7))

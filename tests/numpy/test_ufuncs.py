@@ -275,8 +275,9 @@ def test_where_mixed_and_scalars():
     check(lambda c: np.where(c > 0, 1.0, c), c)
 
 
-def test_where_with_one_argument_is_unsupported():
-    check_unsupported(lambda c: np.where(c), sample((3,), np.bool_), name="where")
+def test_where_with_one_argument_is_nonzero():
+    check(lambda c: np.where(c), sample((3, 4), np.bool_))
+    check(lambda c, x: np.where(c, x), sample((3,), np.bool_), sample((3,)))  # NumPy's error
 
 
 @pytest.mark.parametrize("dtype", NUMERIC, ids=dtype_id)

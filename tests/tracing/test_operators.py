@@ -190,8 +190,8 @@ def test_ptp_is_not_a_method_in_numpy_2():
     (lambda x: np.argwhere(x), "numpy.argwhere"),
     (lambda x: np.flatnonzero(x), "numpy.flatnonzero"),
 ])
-def test_data_dependent_shapes_are_unsupported(call, name):
-    check_unsupported(call, sample((3,)), name=name)
+def test_data_dependent_shapes_match_numpy(call, name):
+    check(call, sample((3,)))
 
 
 def test_builtins_over_a_traced_array():
@@ -246,6 +246,6 @@ def test_bad_dtype_error():
 
 
 def test_unsupported_function_names_numpy():
-    error = check_unsupported(lambda x: np.nonzero(x), sample((3,)), name="numpy.nonzero")
+    error = check_unsupported(lambda x: np.unique_values(x), sample((3,)), name="numpy.unique_values")
     assert isinstance(error, NotImplementedError)
-    check_unsupported(lambda x: np.extract(x > 0, x), sample((3,)), name="numpy.extract")
+    check_unsupported(lambda x: np.trim_zeros(x), sample((3,)), name="numpy.trim_zeros")

@@ -1,0 +1,316 @@
+"""Run-time extents: arrays whose length along an axis is known only when the program runs.
+
+``A[i, :j]`` in a rolled loop, ``x[mask]``, ``np.nonzero(x)``, ``np.unique(x)``: one
+representation serves them all.  A ``Bounded`` holds
+
+- ``data``: a TracedArray of static shape, each run-time axis at its static maximum (the extent
+  of the axis it was cut from: a slice of a row has the row's extent);
+- ``windows``: per axis of ``data``, None (a static axis) or a ``Window`` (start, length) of
+  int64 scalar Values: lanes ``start .. start + length - 1`` are the array's elements, in order,
+  and every other lane is *invalid*.
+
+A slice with traced bounds is a window on a view of the whole axis (so reading it copies nothing,
+and writing it writes the base through the view, as NumPy's slice does); a mask or a
+data-dependent function compacts its elements to the front (start 0).  Every operation says what
+it does with invalid lanes, so that none reaches a result:
+
+- elementwise operations compute them and ignore them: operands are first *aligned* (shifted so
+  that their windows start at the first bounded operand's; lengths that may differ are checked at
+  run time, with NumPy's broadcast error);
+- reductions (sum, prod, max, min, any, all, mean, var, std, argmax, argmin, count_nonzero),
+  ``dot`` / ``@`` / ``inner`` / ``outer`` contractions, ``cumsum`` / ``cumprod`` and ``sort`` first
+  replace them with the operation's identity (0 for a sum and a contraction, 1 for a product,
+  -inf for a max, NaN to sort last); a reduction over an empty window raises NumPy's error at run time;
+- ``flip`` reverses the data and moves the window; indexing an element checks it against the
+  length at run time (NumPy's IndexError);
+- writes (``b[...] = v``, ``b += v``, ``A[i, :j] = v``, ``x[mask] = v``) select the new value in
+  the valid lanes only.
+
+Where a Bounded leaves the compiled function (returned), the program returns its data with the
+window moved to the front and the lengths, and the caller gets NumPy's exact shape (compiler.py).
+Where a run-time extent would have to become a static one (``np.zeros(len(np.unique(x)))``,
+``np.concatenate``), the operation raises a clear error.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError, located
+from ..ir import ops
+from ..ir.core import Value
+from ..tracing.array import TracedArray
+from ..tracing.checks import numpy_error_if
+from ._core import asarray, value
+
+_I64 = np.dtype(np.int64)
+
+
+# --- int64 scalar arithmetic on Values -----------------------------------------------------------
+
+def i64(x) -> Value:
+    """``x`` (a Python int, a NumPy integer or a traced integer scalar) as an int64 scalar Value."""
+    if isinstance(x, TracedArray):
+        if x.size != 1 or x.dtype.kind not in "iub":
+            raise located(TypeError("slice indices must be integers or None or have an __index__ method"))
+        return ops.convert(ops.reshape(x.value, ()), _I64)
+    if isinstance(x, Value):
+        return ops.convert(x, _I64)
+    return ops.constant(np.asarray(x.__index__(), _I64))
+
+
+def _known(v: Value):
+    """The int a Value holds if it is a constant, else None."""
+    literal = getattr(v.owner, "literal", None) if v.owner is not None else None
+    return int(literal) if literal is not None else None
+
+
+def _binary(name, a: Value, b: Value) -> Value:
+    ka, kb = _known(a), _known(b)
+    fold = {"stablehlo.add": lambda x, y: x + y, "stablehlo.subtract": lambda x, y: x - y,
+            "stablehlo.maximum": max, "stablehlo.minimum": min}.get(name)
+    if fold is not None and ka is not None and kb is not None:
+        return ops.constant(np.asarray(fold(ka, kb), _I64))
+    return ops.binary(name, a, b)
+
+
+def add(a, b):
+    return _binary("stablehlo.add", a, b)
+
+
+def sub(a, b):
+    return _binary("stablehlo.subtract", a, b)
+
+
+def clamp(lo, x, hi):
+    return _binary("stablehlo.minimum", _binary("stablehlo.maximum", x, lo), hi)
+
+
+def _const(n) -> Value:
+    return ops.constant(np.asarray(n, _I64))
+
+
+def _both(a: Value, b: Value) -> Value:
+    return ops.binary("stablehlo.and", a, b)
+
+
+class Window:
+    """Lanes ``start .. start + length - 1`` of an axis (int64 scalar Values)."""
+
+    __slots__ = ("start", "length")
+
+    def __init__(self, start: Value, length: Value):
+        self.start, self.length = start, length
+
+    def same_length(self, other: "Window") -> bool:
+        """Whether the two lengths are equal whatever the program's data (then no check is needed)."""
+        return self.length is other.length or _known(self.length) is not None \
+            and _known(self.length) == _known(other.length)
+
+    def same_start(self, other: "Window") -> bool:
+        return self.start is other.start or _known(self.start) is not None \
+            and _known(self.start) == _known(other.start)
+
+    def valid(self, shape, axis) -> Value:
+        """An i1 array of ``shape``: true in this window's lanes along ``axis``."""
+        lanes = ops.iota(shape, _I64, axis)
+        lo = ops.broadcast_in_dim(self.start, shape, ())
+        hi = ops.broadcast_in_dim(add(self.start, self.length), shape, ())
+        return _both(ops.compare(lanes, lo, "GE"), ops.compare(lanes, hi, "LT"))
+
+
+def slice_window(item: slice, n) -> tuple[Window, bool]:
+    """The window NumPy's ``slice.indices`` gives ``item`` (traced bounds, step 1 or -1) on an axis of
+    ``n`` lanes (an int, or a Value), and whether it runs backwards (then it is a window of the
+    reversed axis)."""
+    step = 1 if item.step is None else item.step
+    if isinstance(step, TracedArray):
+        raise located(UnsupportedError("a slice with a traced step is not supported: its direction must be known"))
+    step = step.__index__()
+    if step not in (1, -1):
+        raise located(UnsupportedError(
+            f"a slice with step {step} and a bound known only at run time is not supported (steps 1 and -1 are)"))
+    n = n if isinstance(n, Value) else _const(n)
+    zero = _const(0)
+
+    def bound(x, default, lo, hi):
+        if x is None:
+            return default
+        x = i64(x)
+        wrapped = ops.select(ops.compare(x, zero, "LT"), add(x, n), x)
+        return clamp(lo, wrapped, hi)
+
+    if step == 1:
+        start, stop = bound(item.start, zero, zero, n), bound(item.stop, n, zero, n)
+        return Window(start, _binary("stablehlo.maximum", sub(stop, start), zero)), False
+    last, minus_one = sub(n, _const(1)), _const(-1)
+    start, stop = bound(item.start, last, minus_one, last), bound(item.stop, minus_one, minus_one, last)
+    # Lanes start, start - 1, ..., stop + 1 are lanes n-1-start, ... of the reversed axis.
+    return Window(sub(last, start), _binary("stablehlo.maximum", sub(start, stop), zero)), True
+
+
+def has_traced_slice(items) -> bool:
+    return any(isinstance(item, slice) and any(isinstance(b, (TracedArray, Bounded))
+                                               for b in (item.start, item.stop, item.step)) for item in items)
+
+
+def shifted(x: Value, axis: int, by: Value, size: int) -> Value:
+    """``x`` moved ``by`` lanes along ``axis`` (lane k goes to k + by) into ``size`` lanes (zeros where
+    nothing lands)."""
+    if _known(by) == 0 and x.shape[axis] == size:
+        return x
+    low = [0] * x.type.rank
+    low[axis] = size
+    padded = ops.pad(x, ops.constant(np.zeros((), x.dtype)), low, low)
+    starts = [_const(0)] * x.type.rank
+    starts[axis] = sub(_const(size), by)
+    sizes = list(x.shape)
+    sizes[axis] = size
+    return ops.dynamic_slice(padded, starts, sizes)
+
+
+def _check_lengths(a: Window, b, what="operands could not be broadcast together"):
+    """NumPy's error where window ``a``'s length is not ``b`` (a Window or a static length)."""
+    length = b.length if isinstance(b, Window) else _const(b)
+    if isinstance(b, Window) and a.same_length(b) or _known(a.length) is not None and _known(a.length) == _known(length):
+        return
+    shown = [TracedArray(a.length, scalar=True), TracedArray(length, scalar=True) if isinstance(b, Window) else b]
+    numpy_error_if(ops.compare(a.length, length, "NE"),
+                   lambda: ValueError(f"{what} with lengths {shown[0]} and {shown[1]} (known at run time)"))
+
+
+# --- the array --------------------------------------------------------------------------------------
+
+def _unsupported(what):
+    raise located(UnsupportedError(
+        f"{what} on an array whose length is known only at run time (a slice with traced bounds, x[mask], "
+        "np.nonzero, np.unique, ...) is not supported; supported: elementwise operations, reductions, dot / @, "
+        "flip, cumsum, sort, element indexing and assignment"))
+
+
+class Bounded:
+    """An array whose extent along some axes is known only at run time (see the module docstring)."""
+
+    __array_priority__ = 2000
+    defers_tracing = True   # TracedArray's protocols leave operations with a Bounded operand to it
+
+    def __init__(self, data: TracedArray, windows):
+        self.data, self.windows = data, list(windows)
+        assert len(self.windows) == data.ndim
+
+    dtype = property(lambda self: self.data.dtype)
+    ndim = property(lambda self: self.data.ndim)
+    scalar = False
+    weak = None
+
+    @property
+    def shape(self) -> tuple:
+        """The shape, with the run-time lengths as traced Python ints."""
+        return tuple(n if w is None else TracedArray(w.length, scalar=True, weak=int)
+                     for n, w in zip(self.data.shape, self.windows))
+
+    @property
+    def size(self):
+        size = 1
+        for n in self.shape:
+            size = size * n
+        return size
+
+    def __repr__(self):
+        return f"Bounded(max_shape={self.data.shape}, dtype={self.dtype})"
+
+    def __len__(self):
+        _unsupported("len()")
+
+    def __iter__(self):
+        _unsupported("iteration")
+
+    def __array__(self, dtype=None, copy=None):
+        _unsupported("conversion to a NumPy array")
+
+    def __bool__(self):
+        _unsupported("bool()")
+
+    def valid(self, axes=None) -> Value | None:
+        """An i1 array of the data's shape: true in valid lanes along ``axes`` (all bounded axes by default)."""
+        mask = None
+        for axis, w in enumerate(self.windows):
+            if w is not None and (axes is None or axis in axes):
+                m = w.valid(self.data.shape, axis)
+                mask = m if mask is None else _both(mask, m)
+        return mask
+
+    def filled(self, fill, axes=None) -> TracedArray:
+        """The data with invalid lanes along ``axes`` replaced by ``fill``."""
+        mask = self.valid(axes)
+        if mask is None:
+            return self.data
+        filler = ops.broadcast_in_dim(ops.constant(np.asarray(fill, self.dtype)), self.data.shape, ())
+        return TracedArray(ops.select(mask, self.data.value, filler))
+
+    # A pytree node (pytree.py): control flow carries its data and its windows' bounds as it carries arrays.
+    def tree_flatten(self):
+        bounds = [TracedArray(v, scalar=True) for w in self.windows if w is not None for v in (w.start, w.length)]
+        return [self.data, *bounds], tuple(w is not None for w in self.windows)
+
+    @classmethod
+    def tree_unflatten(cls, windowed, children):
+        data, bounds = children[0], iter(children[1:])
+        windows = [Window(i64(next(bounds)), i64(next(bounds))) if w else None for w in windowed]
+        return cls(data, windows)
+
+    def output(self):
+        """What the compiled function returns for it: the data with every window moved to lane 0,
+        and [(axis, length)] (the caller cuts the data to the lengths)."""
+        v = self.data.value
+        for axis, w in enumerate(self.windows):
+            if w is not None:
+                v = shifted(v, axis, sub(_const(0), w.start), v.shape[axis])
+        return v, [(axis, w.length) for axis, w in enumerate(self.windows) if w is not None]
+
+    # --- NumPy's protocols: the implementations are in extent_ops.py ------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs.get("out") is not None:
+            _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+                         + (" with out=" if kwargs.get("out") is not None else ""))
+        return OPERATIONS["ufunc"](ufunc, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = OPERATIONS.get(func)
+        if impl is None:
+            _unsupported(f"numpy.{getattr(func, '__name__', func)}")
+        return impl(*args, **kwargs)
+
+    def __getitem__(self, index):
+        return OPERATIONS["getitem"](self, index)
+
+    def __setitem__(self, index, v):
+        OPERATIONS["setitem"](self, index, v)
+
+
+OPERATIONS: dict = {}  # NumPy function (or "ufunc", "getitem", "setitem", a method's name) -> implementation
+
+
+def operation(*keys):
+    def register(impl):
+        for key in keys:
+            OPERATIONS[key] = impl
+        return impl
+    return register
+
+
+def bounded(result, windows):
+    """``result`` (a TracedArray, or a tuple of them) as Bounded arrays with ``windows``; a result with
+    no run-time axis left stays a TracedArray."""
+    if isinstance(result, tuple):
+        return tuple(bounded(r, windows) for r in result)
+    if all(w is None for w in windows):
+        return result
+    return Bounded(asarray(result), windows)
+
+
+def as_data(x) -> TracedArray:
+    return x.data if isinstance(x, Bounded) else asarray(x)
+
+
+def value_of(x) -> Value:
+    return x.data.value if isinstance(x, Bounded) else value(x)

@@ -1,0 +1,755 @@
+"""NumPy's operations on arrays with run-time extents (``Bounded``, extent.py), and the ways such
+arrays are made: slices with traced bounds, ``x[mask]``, ``np.nonzero`` and its relatives,
+``np.unique``, ``np.compress`` / ``np.extract``.  Each says what it does with the invalid lanes."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import located
+from ..ir import ops
+from ..ir.core import Value
+from ..tracing.array import TracedArray
+from ..tracing.checks import numpy_error_if
+from ..tracing.dispatch import implements
+from ._core import asarray, axis_index, axis_tuple, known_value, value, wrap
+from .creation import convert_like_numpy
+from .extent import (Bounded, Window, _check_lengths, _const, _known, _unsupported, add, as_data, bounded, i64,
+                     operation, shifted, slice_window, sub)
+
+_I64 = np.dtype(np.int64)
+
+
+# --- alignment: operands whose windows are lane for lane the same --------------------------------------
+
+def aligned(operands):
+    """The operands' data, moved so that each run-time axis has the window of the first operand bounded
+    on it (a static operand of more than one lane there must have its length: checked at run time),
+    and the result's windows.  Numbers and 0-d operands pass as they are."""
+    rank = max(np.ndim(as_data(x)) if isinstance(x, Bounded) else np.ndim(x) for x in operands)
+    windows, extents = [None] * rank, [None] * rank
+    for x in operands:
+        if isinstance(x, Bounded):
+            lead = rank - x.ndim
+            for a, w in enumerate(x.windows):
+                if w is not None and windows[lead + a] is None:
+                    windows[lead + a], extents[lead + a] = w, x.data.shape[a]
+    out = []
+    for x in operands:
+        if not isinstance(x, Bounded) and np.ndim(x) == 0:
+            out.append(x)
+            continue
+        data = as_data(x)
+        v, lead = data.value, rank - data.ndim
+        for a in range(data.ndim):
+            w, n = windows[lead + a], extents[lead + a]
+            mine = x.windows[a] if isinstance(x, Bounded) else None
+            if w is None:
+                continue
+            if mine is None:
+                m = data.shape[a]
+                if m == 1:
+                    continue  # broadcast, as NumPy does
+                if m > n:
+                    raise located(ValueError(f"operands could not be broadcast together: a length of {m} against one "
+                                             f"of at most {n}"))
+                _check_lengths(w, m)
+                if m != n:  # (of n lanes, only a window starting at 0 can have n)
+                    v = shifted(v, a, w.start, n)
+            else:
+                _check_lengths(w, mine)
+                if not (w.same_start(mine) and data.shape[a] == n):
+                    v = shifted(v, a, sub(w.start, mine.start), n)
+        out.append(data if v is data.value else TracedArray(v))
+    return out, windows
+
+
+@operation("ufunc")
+def ufunc_call(ufunc, inputs, kwargs):
+    if ufunc is np.matmul:
+        return matmul(*inputs, **kwargs)
+    args, windows = aligned(inputs)
+    return bounded(ufunc(*args, **kwargs), windows)
+
+
+def assign(target: Bounded, v):
+    """``target[...] = v``: the valid lanes take ``v`` (cast as NumPy's assignment casts), others keep theirs."""
+    if np.ndim(as_data(v)) > target.ndim:
+        raise located(ValueError(f"could not broadcast input array of {np.ndim(as_data(v))} dimensions into one of "
+                                 f"{target.ndim}"))
+    (_, new), _ = aligned([target, v])
+    new = value(new, target.dtype) if np.ndim(new) == 0 and not isinstance(new, TracedArray) else \
+        convert_like_numpy(value(new), target.dtype)
+    shape = target.data.shape
+    new = ops.broadcast_in_dim(new, shape, range(len(shape) - new.type.rank, len(shape)))
+    target.data.value = ops.select(target.valid(), new, target.data.value)
+
+
+def update(target: Bounded, ufunc, *other):
+    """``target op= other``: in place (through the view it may be), as NumPy's ``out=`` casts."""
+    result = ufunc(target, *other)
+    if as_data(result).shape != target.data.shape:
+        raise located(ValueError(f"non-broadcastable output operand with shape {target.shape}"))
+    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
+        raise located(TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype!r} to "
+                                f"{target.dtype!r} with casting rule 'same_kind'"))
+    assign(target, result)
+    return target
+
+
+_OPERATORS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+              "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "matmul": np.matmul,
+              "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
+              "rshift": np.right_shift}
+for _name, _ufunc in _OPERATORS.items():
+    setattr(Bounded, f"__{_name}__", (lambda u: lambda self, other: u(self, other))(_ufunc))
+    setattr(Bounded, f"__r{_name}__", (lambda u: lambda self, other: u(other, self))(_ufunc))
+    setattr(Bounded, f"__i{_name}__", (lambda u: lambda self, other: update(self, u, other))(_ufunc))
+for _name, _ufunc in {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                      "gt": np.greater, "ge": np.greater_equal}.items():
+    setattr(Bounded, f"__{_name}__", (lambda u: lambda self, other: u(self, other))(_ufunc))
+for _name, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
+    setattr(Bounded, f"__{_name}__", (lambda u: lambda self: u(self))(_ufunc))
+Bounded.__hash__ = None
+
+
+# --- reductions: invalid lanes hold the identity -----------------------------------------------------
+
+def _lowest(dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    return False if dtype == np.bool_ else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    if dtype.kind == "f":
+        return np.inf
+    return True if dtype == np.bool_ else np.iinfo(dtype).max
+
+
+_IDENTITIES = {np.sum: lambda d: 0, np.prod: lambda d: 1, np.any: lambda d: False, np.all: lambda d: True,
+               np.max: _lowest, np.amax: _lowest, np.min: _highest, np.amin: _highest}
+_NO_IDENTITY = {np.max: "maximum", np.amax: "maximum", np.min: "minimum", np.amin: "minimum"}
+
+
+def _reduced(b: Bounded, axis, keepdims):
+    """(the reduced axes, those of them with a window, the windows of the result)."""
+    axes = axis_tuple(axis, b.ndim)
+    windowed = tuple(a for a in axes if b.windows[a] is not None)
+    windows = [None if a in axes else w for a, w in enumerate(b.windows)] if keepdims else \
+        [w for a, w in enumerate(b.windows) if a not in axes]
+    return axes, windowed, windows
+
+
+def _count(b: Bounded, axes) -> Value:
+    """How many elements the reduction over ``axes`` takes (an int64 scalar)."""
+    count = _const(1)
+    for a in axes:
+        n = b.windows[a].length if b.windows[a] is not None else _const(b.data.shape[a])
+        count = ops.binary("stablehlo.multiply", count, n) if _known(count) != 1 else n
+    return count
+
+
+def _none_empty(b: Bounded, windowed, message):
+    for a in windowed:
+        numpy_error_if(ops.compare(b.windows[a].length, _const(0), "EQ"), lambda: ValueError(message))
+
+
+def _reduction(func):
+    def reduce(b, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if out is not None:
+            _unsupported(f"numpy.{func.__name__} with out=")
+        axes, windowed, windows = _reduced(b, axis, keepdims)
+        if func in _NO_IDENTITY and "initial" not in kwargs:
+            _none_empty(b, windowed, f"zero-size array to reduction operation {_NO_IDENTITY[func]} which has no "
+                                     "identity")
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        filled = b.filled(_IDENTITIES[func](b.dtype), windowed)
+        return bounded(func(filled, axis=axis, keepdims=keepdims, **kwargs), windows)
+    return reduce
+
+
+for _func in _IDENTITIES:
+    operation(_func)(_reduction(_func))
+
+
+@operation(np.count_nonzero)
+def count_nonzero(b, axis=None, *, keepdims=False):
+    return np.sum(b != 0, axis=axis, keepdims=keepdims)
+
+
+def _weak_count(b, axes) -> TracedArray:
+    return TracedArray(_count(b, axes), scalar=True, weak=int)  # NEP 50: a float32 mean stays float32
+
+
+@operation(np.mean)
+def mean(b, axis=None, dtype=None, out=None, keepdims=False):
+    if out is not None:
+        _unsupported("numpy.mean with out=")
+    axes, windowed, windows = _reduced(b, axis, keepdims)
+    if dtype is None and b.dtype.kind in "biu":
+        dtype = np.float64
+    total = np.sum(b.filled(0, windowed), axis=axis, dtype=dtype, keepdims=keepdims)
+    return bounded(np.true_divide(total, _weak_count(b, axes)), windows)
+
+
+@operation(np.var, np.std)
+def var(b, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, std=False):
+    if out is not None:
+        _unsupported("numpy.var with out=")
+    axes, windowed, windows = _reduced(b, axis, keepdims)
+    centered = b - mean(b, axis, dtype, keepdims=True)
+    squares = np.real(centered * np.conjugate(centered)) if b.dtype.kind == "c" else centered * centered
+    total = np.sum(squares.filled(0, windowed), axis=axis, keepdims=keepdims)
+    result = np.true_divide(total, _weak_count(b, axes) - ddof)
+    return bounded(np.sqrt(result) if std else result, windows)
+
+
+operation(np.std)(lambda *args, **kwargs: var(*args, **kwargs, std=True))
+
+
+def _arg_reduction(func, fill):
+    def reduce(b, axis=None, out=None, *, keepdims=False):
+        if out is not None:
+            _unsupported(f"numpy.{func.__name__} with out=")
+        if axis is None and b.ndim != 1:
+            _unsupported(f"numpy.{func.__name__} over all axes of a multi-dimensional array")
+        ax = 0 if axis is None else axis_index(axis, b.ndim)
+        w = b.windows[ax]
+        _, _, windows = _reduced(b, ax, keepdims)
+        if w is None:
+            return bounded(func(b.data, axis=ax, keepdims=keepdims), windows)
+        _none_empty(b, (ax,), f"attempt to get {func.__name__} of an empty sequence")
+        found = func(b.filled(fill(b.dtype), (ax,)), axis=ax, keepdims=keepdims)
+        return bounded(found - TracedArray(w.start, scalar=True, weak=int), windows)
+    return reduce
+
+
+operation(np.argmax)(_arg_reduction(np.argmax, _lowest))
+operation(np.argmin)(_arg_reduction(np.argmin, _highest))
+
+
+# --- contractions: invalid lanes hold zeros ------------------------------------------------------------
+
+def _contract(a, b, a_axis, b_axis, compute):
+    """``compute(a, b)`` contracting ``a_axis`` of ``a`` with ``b_axis`` of ``b``, each with its invalid lanes
+    (and the other's, aligned) zero."""
+    wa = a.windows[a_axis] if isinstance(a, Bounded) else None
+    wb = b.windows[b_axis] if isinstance(b, Bounded) else None
+    da, db = as_data(a), as_data(b)
+    va, vb = da.value, db.value
+    if wa is not None:
+        vb, w = _onto(b, db, b_axis, wa, da.shape[a_axis]), wa
+    elif wb is not None:
+        va, w = _onto(a, da, a_axis, wb, db.shape[b_axis]), wb
+    else:
+        w = None
+    if w is not None:
+        va = _zero_outside(va, a_axis, w)
+        vb = _zero_outside(vb, b_axis, w)
+    result = compute(TracedArray(va), TracedArray(vb))
+    windows = [x for k, x in enumerate(a.windows if isinstance(a, Bounded) else [None] * da.ndim) if k != a_axis] + \
+        [x for k, x in enumerate(b.windows if isinstance(b, Bounded) else [None] * db.ndim) if k != b_axis]
+    return bounded(result, windows)
+
+
+def _onto(x, data, axis, w: Window, n: int) -> Value:
+    """``x``'s data with its ``axis`` moved into window ``w`` of ``n`` lanes (checking that the lengths agree)."""
+    mine = x.windows[axis] if isinstance(x, Bounded) else None
+    if mine is None:
+        m = data.shape[axis]
+        if m > n:
+            raise located(ValueError(f"shapes not aligned: a length of {m} against one of at most {n}"))
+        _check_lengths(w, m, "shapes not aligned")
+        return data.value if m == n else shifted(data.value, axis, w.start, n)
+    _check_lengths(w, mine, "shapes not aligned")
+    if w.same_start(mine) and data.shape[axis] == n:
+        return data.value
+    return shifted(data.value, axis, sub(w.start, mine.start), n)
+
+
+def _zero_outside(v: Value, axis, w: Window) -> Value:
+    return ops.select(w.valid(v.shape, axis), v, ops.broadcast_in_dim(ops.constant(np.zeros((), v.dtype)), v.shape, ()))
+
+
+@operation(np.dot)
+def dot(a, b, out=None):
+    if out is not None:
+        _unsupported("numpy.dot with out=")
+    na, nb = np.ndim(as_data(a)), np.ndim(as_data(b))
+    if na == 0 or nb == 0:
+        return np.multiply(a, b)
+    return _contract(a, b, na - 1, max(nb - 2, 0), np.dot)
+
+
+def matmul(a, b, **kwargs):
+    na, nb = np.ndim(as_data(a)), np.ndim(as_data(b))
+    if na == 0 or nb == 0:
+        raise located(ValueError("matmul: Input operand does not have enough dimensions"))
+    if na > 2 or nb > 2 or kwargs:
+        _unsupported("numpy.matmul of stacks of matrices (or with keyword arguments)")
+    return _contract(a, b, na - 1, max(nb - 2, 0), np.matmul)
+
+
+operation(np.matmul)(matmul)
+
+
+@operation(np.inner)
+def inner(a, b):
+    na, nb = np.ndim(as_data(a)), np.ndim(as_data(b))
+    if na == 0 or nb == 0:
+        return np.multiply(a, b)
+    return _contract(a, b, na - 1, nb - 1, np.inner)
+
+
+@operation(np.vdot)
+def vdot(a, b):
+    if np.ndim(as_data(a)) != 1 or np.ndim(as_data(b)) != 1:
+        _unsupported("numpy.vdot of arrays of several dimensions")
+    return _contract(np.conjugate(a), b, 0, 0, np.dot)
+
+
+@operation(np.outer)
+def outer(a, b, out=None):
+    if out is not None or np.ndim(as_data(a)) != 1 or np.ndim(as_data(b)) != 1:
+        _unsupported("numpy.outer of arrays of several dimensions (or with out=)")
+    wa = a.windows[0] if isinstance(a, Bounded) else None
+    wb = b.windows[0] if isinstance(b, Bounded) else None
+    return bounded(np.outer(as_data(a), as_data(b)), [wa, wb])
+
+
+# --- order: flip, sort, cumulative sums ----------------------------------------------------------
+
+@operation(np.flip)
+def flip(b, axis=None):
+    windows = list(b.windows)
+    for a in axis_tuple(axis, b.ndim):
+        w = windows[a]
+        if w is not None:  # lanes start .. start+length-1 are lanes n-start-length .. n-1-start of the reversed axis
+            windows[a] = Window(sub(_const(b.data.shape[a]), add(w.start, w.length)), w.length)
+    return Bounded(np.flip(b.data, axis), windows)
+
+
+operation(np.flipud)(lambda b: flip(b, 0))
+operation(np.fliplr)(lambda b: flip(b, 1))
+
+
+def _cumulative(func, identity):
+    def accumulate(b, axis=None, dtype=None, out=None):
+        if out is not None:
+            _unsupported(f"numpy.{func.__name__} with out=")
+        if axis is None and b.ndim != 1:
+            _unsupported(f"numpy.{func.__name__} over all axes of a multi-dimensional array")
+        ax = 0 if axis is None else axis_index(axis, b.ndim)
+        return Bounded(asarray(func(b.filled(identity, (ax,)), axis=ax, dtype=dtype)), b.windows)
+    return accumulate
+
+
+operation(np.cumsum)(_cumulative(np.cumsum, 0))
+operation(np.cumprod)(_cumulative(np.cumprod, 1))
+
+
+def _last(dtype):
+    """A value NumPy's sort puts after every other."""
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "c":
+        _unsupported("numpy.sort of complex values")
+    return _highest(dtype)
+
+
+@operation(np.sort)
+def sort(b, axis=-1, kind=None, order=None, *, stable=None):
+    if axis is None and b.ndim != 1:
+        _unsupported("numpy.sort over all axes of a multi-dimensional array")
+    ax = 0 if axis is None else axis_index(axis, b.ndim)
+    w = b.windows[ax]
+    if w is None:
+        return Bounded(asarray(np.sort(b.data, axis=ax)), b.windows)
+    windows = list(b.windows)
+    windows[ax] = Window(_const(0), w.length)
+    return Bounded(asarray(np.sort(b.filled(_last(b.dtype), (ax,)), axis=ax)), windows)
+
+
+def sort_in_place(b, axis=-1, kind=None, order=None, *, stable=None):
+    assign(b, sort(b, axis))
+
+
+# --- the rest of NumPy's functions and methods that keep extents ------------------------------------------
+
+@operation(np.where)
+def where(condition, *xy):
+    if not xy:
+        return nonzero(condition)
+    if len(xy) != 2:
+        raise located(ValueError("either both or neither of x and y should be given"))
+    args, windows = aligned([condition, *xy])
+    return bounded(np.where(*args), windows)
+
+
+@operation(np.clip)
+def clip(b, a_min=None, a_max=None, out=None, **kwargs):
+    if out is not None:
+        _unsupported("numpy.clip with out=")
+    operands = [b] + [x for x in (a_min, a_max) if x is not None]
+    args, windows = aligned(operands)
+    lo = args[1] if a_min is not None else None
+    hi = args[-1] if a_max is not None else None
+    return bounded(np.clip(args[0], lo, hi, **kwargs), windows)
+
+
+@operation(np.round, np.around)
+def round_(b, decimals=0, out=None):
+    if out is not None:
+        _unsupported("numpy.round with out=")
+    return Bounded(asarray(np.round(b.data, decimals)), b.windows)
+
+
+@operation(np.copy)
+def copy(b, *args, **kwargs):
+    return Bounded(asarray(np.copy(b.data)), b.windows)
+
+
+def astype(b, dtype, *args, **kwargs):
+    return Bounded(asarray(b.data.astype(dtype)), b.windows)
+
+
+@operation(np.transpose)
+def transpose(b, axes=None):
+    perm = list(range(b.ndim))[::-1] if axes is None else [axis_index(a, b.ndim) for a in axes]
+    return Bounded(asarray(np.transpose(b.data, perm)), [b.windows[p] for p in perm])
+
+
+for _func in (np.real, np.imag):
+    operation(_func)((lambda f: lambda b: Bounded(asarray(f(b.data)), b.windows))(_func))
+
+
+@operation(np.ravel)
+def ravel(b, order="C"):
+    if b.ndim != 1:
+        _unsupported("numpy.ravel of a multi-dimensional array")
+    return b
+
+
+@operation(np.linalg.norm)
+def norm(b, ord=None, axis=None, keepdims=False):
+    if ord is not None or axis is not None or b.ndim != 1:
+        _unsupported("numpy.linalg.norm other than the 2-norm of a vector")
+    return np.sqrt(np.sum(np.real(b * np.conjugate(b)) if b.dtype.kind == "c" else b * b))
+
+
+@operation(np.shape)
+def shape(b):
+    return b.shape
+
+
+@operation(np.ndim)
+def ndim(b):
+    return b.ndim
+
+
+for _name in ["sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all", "cumsum",
+              "cumprod", "dot", "clip", "round", "copy", "nonzero", "transpose", "ravel", "flatten"]:
+    _func = np.ravel if _name == "flatten" else getattr(np, _name)
+    setattr(Bounded, _name, (lambda f: lambda self, *a, **k: f(self, *a, **k))(_func))
+Bounded.astype = astype
+Bounded.sort = sort_in_place
+Bounded.T = property(lambda self: transpose(self))
+Bounded.fill = lambda self, v: assign(self, v)
+
+
+# --- indexing -------------------------------------------------------------------------------------
+
+def _expand(index, ndim):
+    from .indexing import _expand as expand
+    return expand(index, ndim)
+
+
+def _resolved(b: Bounded, index):
+    """The basic index of ``b``'s data that ``b[index]`` is, and the result's windows."""
+    items, windows, data_items = _expand(index, b.ndim), [], []
+    axis = 0
+    for item in items:
+        if item is None:
+            data_items.append(None)
+            windows.append(None)
+            continue
+        w, n = b.windows[axis], b.data.shape[axis]
+        if isinstance(item, (Bounded, list)) or isinstance(item, (TracedArray, np.ndarray)) and np.ndim(item) > 0 \
+                or isinstance(item, (bool, np.bool_)):
+            _unsupported("advanced indexing (an array index or a mask)")
+        if isinstance(item, slice):
+            if w is None:
+                data_items.append(item)
+                windows.append(None)
+            elif item == slice(None):
+                data_items.append(item)
+                windows.append(w)
+            else:
+                inner, backwards = slice_window(item, w.length)
+                start = w.start
+                if backwards:
+                    start = sub(_const(n), add(w.start, w.length))
+                data_items.append(slice(None, None, -1) if backwards else slice(None))
+                windows.append(Window(add(start, inner.start), inner.length))
+        elif w is None:
+            data_items.append(item)
+        else:
+            k = i64(item)
+            k = ops.select(ops.compare(k, _const(0), "LT"), add(k, w.length), k)
+            bad = ops.binary("stablehlo.or", ops.compare(k, _const(0), "LT"), ops.compare(k, w.length, "GE"))
+            shown = TracedArray(i64(item), scalar=True), TracedArray(w.length, scalar=True)
+            numpy_error_if(bad, lambda a=axis: IndexError(f"index {shown[0]} is out of bounds for axis {a} with "
+                                                          f"size {shown[1]}"))
+            data_items.append(TracedArray(add(w.start, k), scalar=True))
+        axis += 1
+    return tuple(data_items), windows
+
+
+@operation("getitem")
+def getitem(b, index):
+    data_items, windows = _resolved(b, index)
+    return bounded(b.data[data_items], windows)
+
+
+@operation("setitem")
+def setitem(b, index, v):
+    data_items, windows = _resolved(b, index)
+    if all(w is None for w in windows):
+        b.data[data_items] = as_data(v) if isinstance(v, Bounded) else v
+        return
+    assign(Bounded(b.data[data_items], windows), v)
+
+
+def traced_slice(a: TracedArray, index):
+    """``a[index]`` where a slice has a bound known only at run time: a window on a view of the whole axis."""
+    items, data_items, windows = _expand(index, a.ndim), [], []
+    axis = 0
+    for item in items:
+        if item is None:
+            data_items.append(None)
+            windows.append(None)
+            continue
+        if isinstance(item, slice):
+            if any(isinstance(x, TracedArray) for x in (item.start, item.stop, item.step)):
+                w, backwards = slice_window(item, a.shape[axis])
+                data_items.append(slice(None, None, -1) if backwards else slice(None))
+                windows.append(w)
+            else:
+                data_items.append(item)
+                windows.append(None)
+        else:
+            data_items.append(item)
+        axis += 1
+    return Bounded(a[tuple(data_items)], windows)
+
+
+def assign_traced_slice(a: TracedArray, index, v):
+    assign(traced_slice(a, index), v)
+
+
+def fitted(v: Bounded, shape) -> TracedArray:
+    """``v`` assigned to an array of the static ``shape`` (``out[k] = x[i:i + 3]``): each run-time length
+    must be the extent it lands on, checked at run time, and the window moves to the front."""
+    lead = len(shape) - v.ndim
+    if lead < 0:
+        raise located(ValueError(f"could not broadcast input array of {v.ndim} dimensions into shape {tuple(shape)}"))
+    data = v.data.value
+    for a, w in enumerate(v.windows):
+        if w is not None:
+            _check_lengths(w, shape[lead + a], "could not broadcast input array into the assigned shape")
+            data = shifted(data, a, sub(_const(0), w.start), shape[lead + a])
+    return TracedArray(data)
+
+
+def take_bounded(a: TracedArray, index):
+    """``a[i]`` (or ``a[i, j]``, ``a[np.nonzero(m)]``) where the integer index arrays have a run-time extent:
+    a gather of every lane (invalid lanes read some element), with the indices' windows."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [k for k, item in enumerate(items) if not (isinstance(item, slice) and item == slice(None))]
+    if any(not isinstance(items[k], Bounded) or items[k].dtype.kind not in "iu" or items[k].ndim != 1 for k in arrays) \
+            or arrays != list(range(arrays[0], arrays[-1] + 1)):
+        _unsupported("indexing with integer arrays whose length is known only at run time, other than adjacent "
+                     "vectors (a[i], a[:, i], a[i, j])")
+    indices, windows = aligned([items[k] for k in arrays])
+    data = a[tuple(indices[arrays.index(k)] if k in arrays else item for k, item in enumerate(items))]
+    return Bounded(data, [None] * arrays[0] + windows + [None] * (a.ndim - arrays[-1] - 1))
+
+
+# --- compaction: masks and data-dependent functions ------------------------------------------------------
+
+def selected_positions(mask: Value) -> tuple[Value, Value]:
+    """The positions of ``mask``'s true lanes (a flat i1 vector), first and in order, then the others,
+    and how many are true."""
+    key = ops.convert(ops.unary("stablehlo.not", mask), np.int32)
+    lanes = ops.iota(mask.shape, _I64, 0)
+    positions = ops.sort([key, lanes], 0, lambda a, b, *_: ops.compare(a, b, "LT"))[1]
+    count = ops.reduce([ops.convert(mask, _I64)], [_const(0)], [0],
+                       lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
+    return positions, count
+
+
+def masked(a, mask: TracedArray) -> Bounded:
+    """``a[mask]`` for a traced boolean mask over ``a``'s leading axes: the selected elements (rows),
+    compacted to the front."""
+    a = asarray(a)
+    k = mask.ndim
+    _check_mask_shape(a, mask)
+    size = int(np.prod(mask.shape, dtype=np.int64))
+    flat = np.reshape(a, (size,) + a.shape[k:])
+    positions, count = selected_positions(ops.reshape(mask.value, (size,)))
+    return Bounded(flat[wrap(positions)], [Window(_const(0), count)] + [None] * (a.ndim - k))
+
+
+def _check_mask_shape(a, mask):
+    if mask.ndim > a.ndim or mask.shape != a.shape[:mask.ndim]:
+        axis = next((d for d, (m, n) in enumerate(zip(mask.shape, a.shape)) if m != n), 0)
+        n = a.shape[axis] if axis < a.ndim else 0
+        m = mask.shape[axis] if axis < mask.ndim else 0
+        raise located(IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is "
+                                 f"{n} but size of corresponding boolean axis is {m}"))
+
+
+def assign_masked(a: TracedArray, mask: TracedArray, v):
+    """``a[mask] = v``: the k-th selected element (row) takes ``v``'s k-th (or its only one)."""
+    _check_mask_shape(a, mask)
+    k = mask.ndim
+    full_mask = ops.broadcast_in_dim(mask.value, a.shape, range(k))
+    if not isinstance(v, Bounded) and (np.ndim(v) == 0 or np.shape(v)[0] == 1 and np.ndim(v) <= a.ndim - k + 1):
+        v = as_data(v)[0] if np.ndim(v) == a.ndim - k + 1 else v
+        new = value(v, a.dtype) if not isinstance(v, TracedArray) and np.ndim(v) == 0 else \
+            convert_like_numpy(value(v), a.dtype)
+        new = ops.broadcast_in_dim(new, a.shape, range(a.ndim - new.type.rank, a.ndim))
+        a.value = ops.select(full_mask, new, a.value)
+        return
+    size = int(np.prod(mask.shape, dtype=np.int64))
+    flat_mask = ops.reshape(mask.value, (size,))
+    ranks = ops.reduce([ops.convert(flat_mask, _I64)], [_const(0)], [0],
+                       lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
+    source = v if isinstance(v, Bounded) else Bounded(asarray(v), [Window(_const(0), _const(np.shape(v)[0]))]
+                                                      + [None] * (np.ndim(v) - 1))
+    if source.ndim != a.ndim - k + 1:
+        raise located(ValueError(f"shape mismatch: value array of {source.ndim} dimensions cannot be broadcast to "
+                                 f"indexing result of {a.ndim - k + 1} dimensions"))
+    w = source.windows[0]
+    if w is None:
+        _unsupported("x[mask] = v with v of a static length")
+    _check_lengths(Window(_const(0), ranks), w, "shape mismatch: value array cannot be broadcast to indexing result")
+    order = ops.binary("stablehlo.subtract", _cumulative_count(flat_mask), ops.constant(np.ones(size, _I64)))
+    where_from = ops.binary("stablehlo.add", order, ops.broadcast_in_dim(w.start, (size,), ()))
+    rows = source.data[wrap(where_from)]  # (size, rest...): lane k's value (clamped where not selected)
+    new = convert_like_numpy(ops.reshape(value(rows), a.shape[:k] + tuple(rows.shape[1:])), a.dtype)
+    new = ops.broadcast_in_dim(new, a.shape, range(a.ndim - new.type.rank, a.ndim))
+    a.value = ops.select(full_mask, new, a.value)
+
+
+def _cumulative_count(flat_mask: Value) -> Value:
+    return value(np.cumsum(wrap(ops.convert(flat_mask, _I64))))
+
+
+@implements(np.nonzero)
+def nonzero(a):
+    """The indices of the non-zero elements, one Bounded vector per axis (all with one window)."""
+    if isinstance(a, Bounded):
+        _unsupported("numpy.nonzero")
+    known = known_value(a)
+    if known is not None:
+        return tuple(wrap(ops.constant(i)) for i in np.nonzero(known))
+    a = asarray(a)
+    if a.ndim == 0:
+        raise located(ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() "
+                                 "instead."))
+    mask = a.value if a.dtype == np.bool_ else ops.compare(a.value, ops.broadcast_in_dim(
+        ops.constant(np.zeros((), a.dtype)), a.shape, ()), "NE")
+    positions, count = selected_positions(ops.reshape(mask, (a.size,)))
+    window = Window(_const(0), count)
+    strides = np.cumprod((1,) + a.shape[:0:-1])[::-1]
+    flat = wrap(positions)
+    return tuple(Bounded(asarray((flat // int(s)) % n), [window]) for s, n in zip(strides, a.shape))
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    known = known_value(a)
+    return nonzero(np.ravel(a) if known is None else known.ravel())[0]
+
+
+@implements(np.argwhere)
+def argwhere(a):
+    if np.ndim(a) == 0:
+        return wrap(ops.constant(np.argwhere(known_value(a) if known_value(a) is not None else 1)))
+    indices = nonzero(a)
+    if not isinstance(indices[0], Bounded):
+        return np.stack(indices, axis=1)
+    return Bounded(asarray(np.stack([i.data for i in indices], axis=1)), [indices[0].windows[0], None])
+
+
+def compress_traced(condition, a, axis=None, out=None):
+    """``np.compress`` with a traced condition: the selected slices along ``axis``, compacted."""
+    if out is not None:
+        _unsupported("numpy.compress with out=")
+    if np.ndim(condition) != 1:
+        raise located(ValueError("condition must be a 1-d array"))
+    a = asarray(a)
+    if axis is None:
+        a, ax = np.ravel(a), 0
+    else:
+        ax = axis_index(axis, a.ndim)
+    condition = asarray(condition).astype(np.bool_)
+    n = a.shape[ax]
+    if condition.shape[0] > n:
+        raise located(IndexError(f"index {n} is out of bounds for axis {ax} with size {n}"))
+    if condition.shape[0] < n:
+        condition = np.concatenate([condition, np.zeros(n - condition.shape[0], np.bool_)])
+    moved = np.moveaxis(a, ax, 0)
+    result = masked(moved, condition)
+    return transpose(result, list(range(1, ax + 1)) + [0] + list(range(ax + 1, a.ndim))) if ax else result
+
+
+@implements(np.extract)
+def extract(condition, arr):
+    known = known_value(condition)
+    if known is not None:
+        return np.take(np.ravel(arr), np.flatnonzero(known))
+    return masked(np.ravel(arr), np.ravel(asarray(condition)).astype(np.bool_))
+
+
+@implements(np.unique)
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+           sorted=True):
+    """The sorted distinct values (a Bounded vector), and NumPy's optional index, inverse and counts."""
+    known = known_value(ar)
+    if known is None and (isinstance(ar, Bounded) or axis is not None):
+        _unsupported("numpy.unique " + ("with axis=" if axis is not None else "of such an array"))
+    if known is not None:
+        results = np.unique(known, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
+        return tuple(wrap(ops.constant(r)) for r in results) if isinstance(results, tuple) else \
+            wrap(ops.constant(results))
+    flat = np.ravel(asarray(ar))
+    size = flat.shape[0]
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    if size:
+        later, earlier = ordered[1:], ordered[:-1]
+        new = later != earlier
+        if equal_nan and flat.dtype.kind in "fc":
+            new = new & ~(np.isnan(later) & np.isnan(earlier))
+        first = np.concatenate([np.ones(1, np.bool_), new])
+    else:
+        first = np.zeros(0, np.bool_)
+    starts, count = selected_positions(value(first))
+    window = Window(_const(0), count)
+    results = [Bounded(ordered[wrap(starts)], [window])]
+    if return_index:
+        results.append(Bounded(order[wrap(starts)], [window]))
+    if return_inverse:
+        group = np.cumsum(first) - 1
+        inverse = asarray(np.zeros(size, np.int64))
+        inverse[order] = group
+        results.append(inverse.reshape(np.shape(ar)) if np.ndim(ar) > 1 else inverse)
+    if return_counts:
+        lanes = wrap(ops.iota((size,), _I64, 0))
+        following = np.concatenate([wrap(starts)[1:], np.full(1, size, np.int64)])
+        following = np.where(lanes == TracedArray(sub(count, _const(1)), scalar=True, weak=int), size, following)
+        results.append(Bounded(asarray(following - wrap(starts)), [window]))
+    return results[0] if len(results) == 1 else tuple(results)

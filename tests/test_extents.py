@@ -1,0 +1,203 @@
+"""Run-time extents (numpy/extent.py): slices whose bounds depend on a loop's counter or on data, masks,
+and data-dependent functions, against NumPy; their loops stay rolled; their errors are NumPy's."""
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cofactor as cf
+from tests.conftest import assert_same, check
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+from extent_kernels import KERNELS, durbin, forward_substitution  # noqa: E402
+
+rng = np.random.default_rng(12)
+
+
+@pytest.mark.parametrize("n", [5, 11])
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_kernel_matches_numpy_with_its_loops_rolled(name, n):
+    """Values, dtypes, and every argument after the call; no loop unrolled (an UnrolledLoopWarning fails)."""
+    f, inputs = KERNELS[name]
+    args = inputs(n, rng)
+    want_args = [a.copy() for a in args]
+    want = f(*want_args)
+    got_args = [a.copy() for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        got = cf.jit(f)(*got_args)
+    if want is None:
+        assert got is None
+    else:
+        assert_same(got, want, rtol=1e-9)
+    for g, w in zip(got_args, want_args):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-9)
+
+
+def test_a_triangular_loop_is_one_loop():
+    text = cf.code_hlo(forward_substitution, np.eye(40) * 2, np.ones(40))
+    assert text.count("stablehlo.while") == 1
+    assert len(text) < 20_000  # not 40 copies of its body
+
+
+def test_gradient_through_a_triangular_loop():
+    def loss(L, b):
+        return np.sum(forward_substitution(L, b) ** 2) + np.sum(durbin(b * 0.1))
+
+    n, eps = 7, 1e-6
+    L, b = np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)
+    dL, db = (np.asarray(g) for g in cf.grad(loss, argnums=(0, 1))(L, b))
+    for i, j in [(0, 0), (3, 1), (6, 5), (6, 6)]:
+        E = np.zeros_like(L)
+        E[i, j] = eps
+        assert dL[i, j] == pytest.approx((loss(L + E, b) - loss(L - E, b)) / (2 * eps), rel=1e-5, abs=1e-9)
+    for i in range(n):
+        e = np.eye(n)[i] * eps
+        assert db[i] == pytest.approx((loss(L, b + e) - loss(L, b - e)) / (2 * eps), rel=1e-5, abs=1e-9)
+
+
+def test_reverse_mode_through_loops_that_start_late_or_count_down():
+    def loss(r):
+        y = np.zeros_like(r)
+        for k in range(1, r.shape[0]):
+            y[k] = y[k - 1] * 0.5 + r[k]
+        for k in range(r.shape[0] - 1, 0, -2):
+            y[k - 1] += y[k] * 0.25
+        return np.sum(y * y)
+
+    r, eps = rng.random(9), 1e-6
+    got = np.asarray(cf.grad(loss)(r))
+    want = [(loss(r + e) - loss(r - e)) / (2 * eps) for e in np.eye(9) * eps]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# --- slices with bounds known only at run time: every bound NumPy allows ---------------------------------------
+
+_BOUNDS = [-9, -4, -1, 0, 1, 3, 5, 6, 9]
+
+
+def _window_uses(x, i, j):
+    """Reads, reductions, flips, cumulative sums, writes and updates through slices with traced bounds."""
+    s, r = x[i:j], x[j:i:-1]
+    y = x.copy()
+    y[i:j] = y[i:j][::-1] * 2
+    y[j:i:-1] += 1
+    z = x.copy()
+    z[:j] -= np.cumsum(z[:j])
+    w = np.zeros(6)
+    w[i:] = np.sort(x[i:])
+    return (s.sum(), r.sum(), np.max(x[i:j], initial=-7.0), np.dot(x[:i], x[:i]), np.prod(x[i:] + 1), y, z, w,
+            np.mean(x[:j]) if x[:j].size else 0.0, x[i:j][::-1], np.argmax(x[i:]) if x[i:].size else -1)
+
+
+@pytest.mark.parametrize("start,stop", [(True, True), (False, True), (True, False)])
+def test_windows_of_traced_bounds_match_numpy(start, stop):
+    """Every pair of bounds (negative, past the end, crossing) through one compiled function."""
+    x = rng.standard_normal(6)
+    f = cf.jit(lambda x, b: _window_uses(x, b[0] if start else None, b[1] if stop else None))
+    for i in _BOUNDS:
+        for j in _BOUNDS:
+            want = _window_uses(x, i if start else None, j if stop else None)
+            assert_same(f(x, np.array([i, j])), want)
+
+
+def test_window_lengths_that_differ_at_run_time_are_numpys_error():
+    f = cf.jit(lambda x, k: x[:k] + x[1:])
+    np.testing.assert_array_equal(np.asarray(f(np.arange(4.0), np.int64(3))), [1.0, 3.0, 5.0])
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        f(np.arange(4.0), np.int64(2))
+
+
+def test_an_element_past_a_window_is_numpys_index_error():
+    f = cf.jit(lambda x, k: x[:k][2])
+    assert float(np.asarray(f(np.arange(5.0), np.int64(4)))) == 2.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(np.arange(5.0), np.int64(2))
+
+
+def test_an_empty_window_has_no_maximum():
+    f = cf.jit(lambda x, k: x[k:].max())
+    with pytest.raises(ValueError, match="zero-size array"):
+        f(np.arange(5.0), np.int64(5))
+
+
+def test_a_run_time_length_cannot_size_an_array():
+    with pytest.raises(cf.CofactorError, match="traced|run time"):
+        cf.jit(lambda x: np.zeros(len(np.unique(x))))(np.arange(4.0))
+    with pytest.raises(cf.UnsupportedError, match="length is known only at run time"):
+        cf.jit(lambda x: np.concatenate([x[x > 0], x]))(np.arange(4.0))
+
+
+# --- masks and data-dependent functions ---------------------------------------------------------------
+
+x2 = rng.standard_normal((4, 5))
+ints = rng.integers(-2, 4, 15)
+with_nans = np.array([3.0, np.nan, 1.0, 3.0, np.nan, -0.0, 0.0])
+
+
+@pytest.mark.parametrize("f,arg", [
+    (lambda a: a[a > 0], x2),
+    (lambda a: a[a[:, 0] > 0], x2),
+    (lambda a: (a[a > 0].sum(), np.mean(a[a > 0] ** 2), a[a < 0].max(), np.std(a[a > 0], ddof=1)), x2),
+    (lambda a: a[a[:, 1] > 0].mean(axis=0), x2),
+    (lambda a: np.sort(a[a > -0.5])[::-1], x2),
+    (lambda a: np.cumsum(a[a > 0]), x2),
+    (lambda a: a[a > 0] @ a[a > 0], x2),
+    (lambda a: np.nonzero(a > 0), x2),
+    (lambda a: a.nonzero(), ints),
+    (lambda a: np.argwhere(a > 0), x2),
+    (lambda a: np.flatnonzero(a > 0), x2),
+    (lambda a: np.where(a > 0), x2),
+    (lambda a: a[np.nonzero(a > 0)], x2),
+    (lambda a: np.unique(a), ints),
+    (lambda a: np.unique(a, return_counts=True), ints),
+    (lambda a: np.unique(a, return_index=True, return_inverse=True, return_counts=True), ints),
+    (lambda a: np.unique(a, return_counts=True), with_nans),
+    (lambda a: np.unique(a, return_inverse=True), np.round(x2)),
+    (lambda a: np.compress(a[0] > 0, a, axis=1), x2),
+    (lambda a: np.extract(a > 0, a), x2),
+    (lambda a: np.unique(a * 2)[::-1], ints),
+    (lambda a: a[a > 0].astype(np.int32), x2),
+])
+def test_data_dependent_results_match_numpy(f, arg):
+    check(f, arg, signed_zeros=False)  # (which of -0.0 and 0.0 NumPy's unique keeps depends on its sort)
+
+
+def test_masked_assignment_matches_numpy():
+    def f(r, y):
+        r[r > 0] = r[r > 0] ** -1.5
+        y[y[:, 0] > 0] = y[y[:, 0] > 0] * 2
+        z = np.zeros_like(r)
+        z[r < 0] = np.arange(r.size)[r.ravel() < 0]
+        return z
+
+    for seed in range(3):
+        r, y = np.random.default_rng(seed).standard_normal((2, 3, 4))
+        want_r, want_y = r.copy(), y.copy()
+        want = f(want_r, want_y)
+        got = cf.jit(f)(r, y)
+        assert_same(got, want)
+        np.testing.assert_allclose(r, want_r, rtol=1e-13)  # (XLA's power rounds its own way)
+        np.testing.assert_array_equal(y, want_y)
+
+
+def test_masked_assignment_of_the_wrong_count_is_numpys_error():
+    def f(a):
+        a[a > 0] = a[a > 1]
+        return a
+
+    with pytest.raises(ValueError, match="shape mismatch"):
+        cf.jit(f)(np.array([0.5, 2.0, 3.0]))
+    assert_same(cf.jit(f)(np.array([-0.5, 2.0, 3.0])), np.array([-0.5, 2.0, 3.0]))
+
+
+def test_bincount_checks_its_bound_at_run_time():
+    f = cf.jit(lambda x: np.bincount(x, minlength=4))
+    assert_same(f(np.array([0, 3, 3])), np.bincount(np.array([0, 3, 3]), minlength=4))
+    with pytest.raises(cf.UnsupportedError, match="minlength"):
+        f(np.array([0, 4]))
+    with pytest.raises(ValueError, match="negative"):
+        f(np.array([0, -1]))
