@@ -2,7 +2,7 @@
 from . import ufuncs  # noqa: F401
 from . import reductions  # noqa: F401
 from . import shape  # noqa: F401
-from . import indexing, extent_ops  # noqa: F401
+from . import indexing, extent_ops, selection  # noqa: F401
 from . import products  # noqa: F401
 from . import creation  # noqa: F401
 from . import ufunc_methods  # noqa: F401

@@ -10,7 +10,7 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import constructs, implements, implements_ufunc
 from ._core import asarray, axis_index, known_value
-from .extent_ops import compress_traced
+from .selection import compress_traced
 from .ufuncs import KERNELS, _compare, _isinf, _like, _register
 
 # --- more ufuncs --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_valu
                     wrap)
 from .creation import convert_like_numpy
 from .extent import Bounded, has_traced_slice
-from .extent_ops import assign_masked, assign_traced_slice, fitted, masked, take_bounded, traced_slice
+from .selection import assign_masked, assign_traced_slice, fitted, masked, take_bounded, traced_slice
 
 
 def _is_traced_integer(item) -> bool:

@@ -192,11 +192,7 @@ def reached_raise(make, where, always=False):
     may preempt (outside branches and loops), and then ends the trace (RaisesAlways); another is
     returned, to raise now."""
     checks = _checks("raise")
-    checks.shown = []
-    try:
-        exception = make()
-    finally:
-        shown, checks.shown = checks.shown, None
+    exception, shown = _built(checks, make)
     # (in a region, a message shows trace-time text)
     if always and (context.current().journals or not shown and not checks.raises):
         return exception
@@ -204,6 +200,15 @@ def reached_raise(make, where, always=False):
     if always:
         raise RaisesAlways()
     return None
+
+
+def _built(checks: Checks, make):
+    """``make()``'s exception, and the traced values its message shows (their tokens and slots)."""
+    checks.shown = []
+    try:
+        return make(), checks.shown
+    finally:
+        checks.shown = None
 
 
 def _add_site(checks: Checks, exception, shown, where, condition=None):
@@ -226,11 +231,7 @@ def numpy_error_if(failed, make):
     past one).  It fires as a raise at the user's line would; a traced value the message formats
     shows its run-time value."""
     checks = _checks("an operation on an array whose length is known only at run time")
-    checks.shown = []
-    try:
-        exception = make()
-    finally:
-        shown, checks.shown = checks.shown, None
+    exception, shown = _built(checks, make)
     frame = user_frame()
     where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
     _add_site(checks, exception, shown, where, failed)

@@ -81,7 +81,7 @@ STATEMENTS = [
     ("for_range", 4, 1.5), ("for_n", 1.5, 0.5), ("for_rows", 1.5, 0.5), ("jump", 0, 5),
     ("early_return", 1.5, 1.5), ("nested_def", 2.5, 0), ("call_nested", 8, 8),
     ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3), ("accumulate", 1.5, 0.5), ("check", 0.6, 0.6),
-    ("collect", 1, 0.3),
+    ("collect", 1, 0.3), ("window", 2, 3),
 ]
 COMPOUND = {"if", "while", "for_range", "for_n", "for_rows", "nested_def"}
 UNROLL = 8             # cofactor's default: longer static ranges become one rolled loop
@@ -894,6 +894,8 @@ class _Generator:
             opts.append((3, lambda: self.reduction(ctx, sources, want.dtype)))
         if vectors:
             opts.append((3, lambda: self.element(ctx, vectors)))
+        if want.floating and any(len(ctx.scope[v].kind.shape) == 1 for v in vectors):
+            opts.append((2, lambda: self.window_reduction(ctx, want, vectors)))
         if self.deeper(depth):
             opts += [(3, lambda: self.binop(ctx, want, depth)), (0.3, lambda: self.ifexp(ctx, want, depth))]
             if want.floating:
@@ -985,6 +987,71 @@ class _Generator:
             self.note("index:traced")
             return f"{rng.choice(traced)} % {length}"
         return str(rng.choice([0, 1, length - 1, -1, length // 2]))
+
+    def bound(self, ctx):
+        """A slice bound: a loop variable (traced in a rolled loop) or a traced int, moved or negated, a
+        constant (negative, past the end) or none."""
+        rng = self.rng
+        loops = [n for n in self.vars_of(ctx, lambda k: k.cat == "pyint") if ctx.scope[n].loop]
+        traced = self.vars_of(ctx, lambda k: k.cat == "npscalar" and not k.floating)
+        r = rng.random()
+        if loops and r < 0.5:
+            self.note("window:loop_var")
+            v = rng.choice(loops)
+            return rng.choice([v, f"{v} + 1", f"-{v}", f"{v} - 2"])
+        if traced and r < 0.7:
+            self.note("window:traced")
+            return rng.choice(traced)
+        return rng.choice(["", "1", "-1", "3", "-2", "7"])
+
+    def window(self, ctx):
+        """A slice with bounds known only at run time (its length too): forwards or backwards."""
+        lo, hi = self.bound(ctx), self.bound(ctx)
+        if self.rng.random() < 0.25:
+            self.note("window:backwards")
+            return f"[{hi}:{lo}:-1]"
+        return f"[{lo}:{hi}]"
+
+    def window_reduction(self, ctx, want, vectors):
+        """A number from a window or a mask of a vector of want's dtype: a sum, a dot, a max."""
+        rng = self.rng
+        names = [n for n in vectors if len(ctx.scope[n].kind.shape) == 1]
+        name = rng.choice(names)
+        twins = [n for n in names if ctx.scope[n].kind.shape == ctx.scope[name].kind.shape]
+        part = self.window(ctx) if rng.random() < 0.7 else f"[{name} > {rng.choice(THRESHOLDS)}]"
+        self.note("expr:window" if ":" in part else "expr:mask")
+        form = rng.choice(["sum", "dot", "max", "flip", "cumsum"])
+        if form == "dot":
+            return E(f"np.dot({name}{part}, {rng.choice(twins)}{part})", "npscalar")
+        if form == "max":
+            return E(f"np.max({name}{part}, initial={rng.choice(FLOATS)})", "npscalar")
+        if form == "flip":
+            return E(f"np.sum(np.flip({name}{part}) * {name}{part})", "npscalar")
+        if form == "cumsum":
+            return E(f"np.cumsum({name}{part}).sum()", "npscalar")
+        return E(f"{name}{part}.sum()", "npscalar")
+
+    def stmt_window(self, ctx):
+        """A write through a window or a mask: an update by a number, a copy from a twin's window or
+        its own reversed window, a masked assignment."""
+        rng = self.rng
+        name = self.pick(ctx, lambda k: k.cat == "array" and len(k.shape) == 1)
+        if name is None:
+            return None
+        kind = ctx.scope[name].kind
+        twins = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape == kind.shape and k.dtype == kind.dtype)
+        part = self.window(ctx) if rng.random() < 0.7 else f"[{rng.choice(twins)} > {rng.choice(THRESHOLDS)}]"
+        self.note("window_write" if ":" in part else "mask_write")
+        form = rng.choice(["aug", "copy", "reverse", "set"])
+        if form == "copy":
+            return [f"{name}{part} = {rng.choice(twins)}{part}"]
+        if form == "reverse" and ":" in part:
+            return [f"{name}{part} = {name}{part}[::-1]"]
+        value = self.expr(ctx, Kind("npscalar", kind.dtype), 1)
+        if form == "set":
+            return [f"{name}{part} = {value.code}"]
+        op, rhs = self.aug_rhs(ctx, kind, ())
+        return [f"{name}{part} {op} {rhs.code}"]
 
     def element(self, ctx, vectors):
         name = self.rng.choice(vectors)
