@@ -11,7 +11,7 @@ import cofactor as cf
 from tests.conftest import assert_same, check
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from extent_kernels import KERNELS, durbin, forward_substitution  # noqa: E402
+from extent_kernels import KERNELS, cholesky, durbin, forward_substitution  # noqa: E402
 
 rng = np.random.default_rng(12)
 
@@ -59,6 +59,21 @@ def test_gradient_through_a_triangular_loop():
         assert db[i] == pytest.approx((loss(L, b + e) - loss(L, b - e)) / (2 * eps), rel=1e-5, abs=1e-9)
 
 
+def test_derivatives_of_cholesky_both_ways():
+    n, eps = 5, 1e-6
+    M = rng.random((n, n))
+    M, dM = M @ M.T + n * np.eye(n), rng.random((n, n))
+    _, tangent = cf.jvp(cholesky, (M,), (dM,))
+    np.testing.assert_allclose(np.asarray(tangent), (cholesky(M + eps * dM) - cholesky(M - eps * dM)) / (2 * eps),
+                               rtol=1e-5, atol=1e-8)
+    grad = np.asarray(cf.grad(lambda M: np.sum(cholesky(M) ** 2))(M))
+    for i, j in [(0, 0), (2, 1), (1, 2), (4, 4)]:
+        E = np.zeros_like(M)
+        E[i, j] = eps
+        want = (np.sum(cholesky(M + E) ** 2) - np.sum(cholesky(M - E) ** 2)) / (2 * eps)
+        assert grad[i, j] == pytest.approx(want, rel=1e-5, abs=1e-8)
+
+
 def test_reverse_mode_through_loops_that_start_late_or_count_down():
     def loss(r):
         y = np.zeros_like(r)
@@ -102,6 +117,56 @@ def test_windows_of_traced_bounds_match_numpy(start, stop):
         for j in _BOUNDS:
             want = _window_uses(x, i if start else None, j if stop else None)
             assert_same(f(x, np.array([i, j])), want)
+
+
+# Operations on windows of a matrix, with i and j traced: reductions on either axis, contractions, order,
+# nested slices, writes.  Each runs at every pair of bounds, for a float32 and an int32 matrix.
+_MATRIX_USES = {
+    "sum_keepdims": lambda x, i, j: np.sum(x[i:j], axis=0, keepdims=True),
+    "mean_columns": lambda x, i, j: np.mean(x[:, i:j], axis=1),
+    "var_ddof": lambda x, i, j: (np.var(x[i:j], axis=0, ddof=1), np.var(x[i:j], ddof=0.5)),
+    "std_two_windows": lambda x, i, j: np.std(x[i:j, 1:j]),
+    "argmax_argmin": lambda x, i, j: (np.argmax(x[:, i:j], axis=1), np.argmin(x[i:j], axis=0, keepdims=True)),
+    "transpose": lambda x, i, j: x[i:j].T,
+    "matmul": lambda x, i, j: (x[i:j, :] @ x[i:j, :].T, x[:, i:j] @ x[:, i:j].T, x[0, i:j] @ x[:, i:j].T),
+    "sort": lambda x, i, j: (np.sort(x[:, i:j], axis=1), np.sort(x[i:j], axis=0)),
+    "nested": lambda x, i, j: (x[i:j][1:], x[j:i:-1][1::-1], x[i:j, i:j], x[i:j, i:j].sum(axis=1)),
+    "element": lambda x, i, j: x[i:j][::-1][0] if x[i:j].shape[0] > 0 else x[0],
+    "cumprod": lambda x, i, j: np.cumprod(x[:, i:j] % 3, axis=1),
+    "elementwise": lambda x, i, j: (np.where(x[i:j] > 0, x[i:j], -x[i:j]), np.clip(x[i:j], -1, 1), -abs(x[i:j]),
+                                    x[i:j] > 1, np.round(x[i:j] / 3, 1), x[i:j].astype(np.float64)),
+    "reductions": lambda x, i, j: (np.prod(x[i:j] % 3 + 1, axis=0), np.any(x[i:j] > 1), np.all(x[i:j] > -3, axis=1),
+                                   np.count_nonzero(x[i:j] > 0), np.max(x[i:j, :], initial=-99),
+                                   np.min(x[:, i:j], axis=1, initial=99)),
+    "products": lambda x, i, j: (np.outer(x[0, i:j], x[1, :j]), np.inner(x[i:j], x[i:j]), np.vdot(x[0, i:j], x[1, i:j]),
+                                 np.dot(x[:, i:j], np.arange(6)[i:j]), np.linalg.norm(x[0, i:j] * 1.0)),
+    "writes": lambda x, i, j: (_written(x, lambda y: y.__setitem__((slice(i, j),), y[i:j] * 2)),
+                               _written(x, lambda y: y[:, i:j].__imul__(3)), _written(x, lambda y: y[i:j].fill(7))),
+}
+
+
+def _written(x, write):
+    y = x.copy()
+    write(y)
+    return y
+
+
+@pytest.mark.parametrize("use", list(_MATRIX_USES))
+def test_operations_on_windows_match_numpy(use):
+    f = _MATRIX_USES[use]
+    g = cf.jit(lambda x, b: f(x, b[0], b[1]))
+    for x in (rng.standard_normal((5, 6)).astype(np.float32), rng.integers(-5, 6, (5, 6)).astype(np.int32)):
+        for i in (-7, -2, 0, 1, 3, 6):
+            for j in (-7, -2, 0, 1, 3, 6):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's mean of an empty slice
+                        want = f(x, i, j)
+                except ValueError:  # argmax of an empty slice: the compiled function raises it too
+                    with pytest.raises(ValueError):
+                        g(x, np.array([i, j]))
+                    continue
+                assert_same(g(x, np.array([i, j])), want, rtol=1e-5, signed_zeros=False)
 
 
 def test_window_lengths_that_differ_at_run_time_are_numpys_error():

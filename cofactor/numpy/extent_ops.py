@@ -176,8 +176,13 @@ def count_nonzero(b, axis=None, *, keepdims=False):
     return np.sum(b != 0, axis=axis, keepdims=keepdims)
 
 
-def _weak_count(b, axes) -> TracedArray:
-    return TracedArray(_count(b, axes), scalar=True, weak=int)  # NEP 50: a float32 mean stays float32
+def _weak_count(b, axes, ddof=0) -> TracedArray:
+    """How many elements a mean (``ddof``: a variance) divides by, as NumPy does (``max(n - ddof, 0)``), as a
+    Python number: NEP 50 keeps a float32 mean float32."""
+    weak = float if isinstance(ddof, float) else int
+    dtype = np.dtype(np.float64 if weak is float else np.int64)
+    n = ops.binary("stablehlo.subtract", ops.convert(_count(b, axes), dtype), ops.constant(np.asarray(ddof, dtype)))
+    return TracedArray(ops.binary("stablehlo.maximum", n, ops.constant(np.zeros((), dtype))), scalar=True, weak=weak)
 
 
 @operation(np.mean)
@@ -199,7 +204,7 @@ def var(b, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, std=False
     centered = b - mean(b, axis, dtype, keepdims=True)
     squares = np.real(centered * np.conjugate(centered)) if b.dtype.kind == "c" else centered * centered
     total = np.sum(squares.filled(0, windowed), axis=axis, keepdims=keepdims)
-    result = np.true_divide(total, _weak_count(b, axes) - ddof)
+    result = np.true_divide(total, _weak_count(b, axes, ddof))
     return bounded(np.sqrt(result) if std else result, windows)
 
 
