@@ -226,6 +226,10 @@ with_nans = np.array([3.0, np.nan, 1.0, 3.0, np.nan, -0.0, 0.0])
     (lambda a: np.extract(a > 0, a), x2),
     (lambda a: np.unique(a * 2)[::-1], ints),
     (lambda a: a[a > 0].astype(np.int32), x2),
+    (lambda a: (np.intersect1d(a, a[4:9] + 1), np.setdiff1d(a, a[:6]), np.union1d(a, a * 2)), ints),
+    (lambda a: (np.setdiff1d(a, a[:6], assume_unique=True), np.isin(a, np.unique(a[:4])), np.isin(a[a > 0], a[:3])),
+     ints),
+    (lambda a: np.unique(a)[np.unique(a) > 1], ints),
 ])
 def test_data_dependent_results_match_numpy(f, arg):
     check(f, arg, signed_zeros=False)  # (which of -0.0 and 0.0 NumPy's unique keeps depends on its sort)

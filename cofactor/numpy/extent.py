@@ -178,6 +178,17 @@ def _check_lengths(a: Window, b, what="operands could not be broadcast together"
                    lambda: ValueError(f"{what} with lengths {shown[0]} and {shown[1]} (known at run time)"))
 
 
+def selected_positions(mask: Value) -> tuple[Value, Value]:
+    """The positions of ``mask``'s true lanes (a flat i1 vector), first and in order, then the others,
+    and how many are true."""
+    key = ops.convert(ops.unary("stablehlo.not", mask), np.int32)
+    lanes = ops.iota(mask.shape, _I64, 0)
+    positions = ops.sort([key, lanes], 0, lambda a, b, *_: ops.compare(a, b, "LT"))[1]
+    count = ops.reduce([ops.convert(mask, _I64)], [_const(0)], [0],
+                       lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
+    return positions, count
+
+
 # --- the array --------------------------------------------------------------------------------------
 
 def _unsupported(what):

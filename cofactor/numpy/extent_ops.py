@@ -9,9 +9,10 @@ from ..ir import ops
 from ..ir.core import Value
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
-from ._core import asarray, axis_index, axis_tuple, value
+from ._core import asarray, axis_index, axis_tuple, value, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Window, _check_lengths, _const, _known, _unsupported, add, as_data, bounded, i64,
+from .extent import (Bounded, Window, _both, _check_lengths, _const, _known, _unsupported, add, as_data, bounded, i64,
+                     selected_positions,
                      operation, shifted, slice_window, sub)
 
 _I64 = np.dtype(np.int64)
@@ -518,8 +519,34 @@ def resolved(data: TracedArray, data_windows, index):
 
 @operation("getitem")
 def getitem(b, index):
+    if isinstance(index, Bounded) and index.dtype == np.bool_:
+        return _masked(b, index)
     data_items, windows = resolved(b.data, b.windows, index)
     return bounded(b.data[data_items], windows)
+
+
+def _masked(b: Bounded, mask: Bounded) -> Bounded:
+    """``b[mask]`` of a vector and a mask of its length: its selected valid lanes, compacted to the front."""
+    if b.ndim != 1 or mask.ndim != 1:
+        _unsupported("a mask of several dimensions")
+    (_, selects), _ = aligned([b, mask])
+    positions, count = selected_positions(_both(value(selects), b.valid()))
+    return Bounded(b.data[wrap(positions)], [Window(_const(0), count)])
+
+
+@operation(np.isin)
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Every element against every valid test value."""
+    data = as_data(element)
+    if isinstance(test_elements, Bounded):
+        if test_elements.ndim != 1:
+            _unsupported("numpy.isin with test values of several dimensions")
+        hits = np.equal(np.expand_dims(data, -1), test_elements.data) & wrap(test_elements.valid())
+    else:
+        hits = np.equal(np.expand_dims(data, -1), np.ravel(asarray(test_elements)))
+    found = np.any(hits, axis=-1)
+    return bounded(np.logical_not(found) if invert else found,
+                   element.windows if isinstance(element, Bounded) else [None] * data.ndim)
 
 
 @operation("setitem")

@@ -13,7 +13,8 @@ from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_index, known_value, value, wrap
 from .creation import convert_like_numpy
-from .extent import Bounded, Window, _check_lengths, _const, _unsupported, as_data, shifted, sub
+from .extent import (Bounded, Window, _check_lengths, _const, _unsupported, as_data, selected_positions, shifted,
+                     sub)
 from .extent_ops import aligned, assign, resolved, transpose
 
 _I64 = np.dtype(np.int64)
@@ -58,17 +59,6 @@ def take_bounded(a: TracedArray, index):
 
 
 # --- compaction: masks and data-dependent functions ------------------------------------------------------
-
-def selected_positions(mask: Value) -> tuple[Value, Value]:
-    """The positions of ``mask``'s true lanes (a flat i1 vector), first and in order, then the others,
-    and how many are true."""
-    key = ops.convert(ops.unary("stablehlo.not", mask), np.int32)
-    lanes = ops.iota(mask.shape, _I64, 0)
-    positions = ops.sort([key, lanes], 0, lambda a, b, *_: ops.compare(a, b, "LT"))[1]
-    count = ops.reduce([ops.convert(mask, _I64)], [_const(0)], [0],
-                       lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
-    return positions, count
-
 
 def masked(a, mask: TracedArray) -> Bounded:
     """``a[mask]`` for a traced boolean mask over ``a``'s leading axes: the selected elements (rows),
@@ -234,3 +224,25 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         following = np.where(lanes == TracedArray(sub(count, _const(1)), scalar=True, weak=int), size, following)
         results.append(Bounded(asarray(following - wrap(starts)), [window]))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+@implements(np.union1d)
+def union1d(ar1, ar2):
+    return np.unique(np.concatenate([np.ravel(ar1), np.ravel(ar2)]))
+
+
+def _set_routine(func, combine):
+    """A set routine on traced arrays: ``combine(ar1, ar2)`` of unique values and masks; of constants, NumPy's."""
+    @implements(func)
+    def routine(ar1, ar2, assume_unique=False, **kwargs):
+        known = [known_value(a) for a in (ar1, ar2)]
+        if all(k is not None for k in known):
+            return wrap(ops.constant(func(*known, assume_unique=assume_unique, **kwargs)))
+        if kwargs.get("return_indices"):
+            _unsupported(f"numpy.{func.__name__} with return_indices=True")
+        return combine(ar1, ar2, assume_unique)
+    return routine
+
+
+_set_routine(np.intersect1d, lambda a, b, unique_a: (u := np.ravel(a) if unique_a else np.unique(a))[np.isin(u, b)])
+_set_routine(np.setdiff1d, lambda a, b, unique_a: (u := np.ravel(a) if unique_a else np.unique(a))[~np.isin(u, b)])
