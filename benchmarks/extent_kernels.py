@@ -138,12 +138,12 @@ def _csr(n, rng):
 KERNELS = {
     "cholesky": (cholesky, _spd),
     "lu": (lu, _spd),
-    "durbin": (durbin, lambda n, rng: (rng.random(n) * 0.3,)),
+    "durbin": (durbin, lambda n, rng: (0.6 ** np.arange(1, n + 1) * (1 + 0.01 * rng.random(n)),)),  # positive definite
     "forward_substitution": (forward_substitution, _triangular(np.tril)),
     "back_substitution": (back_substitution, _triangular(np.triu)),
     "gram_schmidt": (gram_schmidt, lambda n, rng: (rng.random((n + 2, n)),)),
     "correlation": (correlation, lambda n, rng: (rng.random((n + 3, n)),)),
-    "covariance": (covariance, lambda n, rng: (rng.random((n + 3, n)).astype(np.float32),)),
+    "covariance": (covariance, lambda n, rng: (rng.random((n + 3, n)),)),
     "nussinov": (nussinov, lambda n, rng: (rng.integers(0, 4, n),)),
     "csr_matvec": (csr_matvec, _csr),
     "kmeans": (kmeans, lambda n, rng: (rng.standard_normal((6 * n, 2)), rng.standard_normal((3, 2)))),

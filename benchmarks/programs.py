@@ -19,10 +19,10 @@ PROGRAMS = {}  # name -> (builder, options)
 
 def program(fn=None, **options):
     """Register a program builder; options: ``host_inputs`` (call the compiled functions on NumPy
-    arrays), ``dispatch`` (a per-call overhead measurement)."""
+    arrays), ``dispatch`` (a per-call overhead measurement), ``jit`` (cf.jit's keyword arguments)."""
     if fn is None:
         return lambda f: program(f, **options)
-    PROGRAMS[fn.__name__] = (fn, {"host_inputs": False, "dispatch": False, **options})
+    PROGRAMS[fn.__name__] = (fn, {"host_inputs": False, "dispatch": False, "jit": {}, **options})
     return fn
 
 
@@ -482,6 +482,7 @@ def _kmeans_jax(X, centers, steps=3):
 _EXTENT_SIZES = {"cholesky": 100, "lu": 70, "durbin": 2000, "forward_substitution": 2000, "back_substitution": 2000,
                  "gram_schmidt": 300, "correlation": 400, "covariance": 400, "nussinov": 60, "csr_matvec": 2000,
                  "kmeans": 2000}
+_EXTENT_JIT = {"csr_matvec": {"max_slice": 256}}  # its rows' lengths come from data: a bound from the user
 _EXTENT_JAX = {"cholesky": _cholesky_jax, "forward_substitution": _forward_substitution_jax,
                "covariance": _covariance_jax, "csr_matvec": _csr_matvec_jax, "kmeans": _kmeans_jax}
 
@@ -493,7 +494,7 @@ def _extent_program(name):
         n = _EXTENT_SIZES[name] // (4 if quick else 1)
         return kernel, kernel, _EXTENT_JAX.get(name), inputs(n, _rng())
     build.__name__ = f"rt_{name}"
-    program(build)
+    program(build, jit=_EXTENT_JIT.get(name, {}))
 
 
 for _name in KERNELS:

@@ -105,7 +105,8 @@ def first_call_ms(fn, args):
 
 def measure(name, quick, budget_s):
     numpy_fn, cf_fn, jax_fn, args = build(name, quick)
-    compiled = {column: cf.jit(cf_fn, optimize=optimize) for column, optimize in VARIANTS.items()}
+    options = PROGRAMS[name][1]["jit"]
+    compiled = {column: cf.jit(cf_fn, optimize=optimize, **options) for column, optimize in VARIANTS.items()}
     row = {}
     row["cf_first_ms"], cf_out = first_call_ms(compiled["cofactor"], args["cofactor"]())
     first, = compiled["cofactor"].cache.values()
@@ -187,7 +188,7 @@ def child_first_call(name, quick):
     """In a fresh process: the first call of one program, timed once the runtime is up."""
     _, cf_fn, _, args = build(name, quick)
     cf.devices()
-    ms, _ = first_call_ms(cf.jit(cf_fn), args["cofactor"]())
+    ms, _ = first_call_ms(cf.jit(cf_fn, **PROGRAMS[name][1]["jit"]), args["cofactor"]())
     print(json.dumps({"first_ms": ms, "cache": {" ".join(k): n for k, n in cf.cache.stats.items()}}))
 
 

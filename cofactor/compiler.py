@@ -262,7 +262,7 @@ class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
     def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=DEFAULT_UNROLL,
-                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET, static=((), ())):
+                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET, max_slice=None, static=((), ())):
         """``static``: (positions, names) of the arguments whose Python floats are constants (the
         others' are traced, ``numbers_traced``); None: all of them are."""
         kwargs = kwargs or {}
@@ -270,7 +270,8 @@ class Compiled:
         self.optimize = optimize
         self.static = static
         start = time.perf_counter()
-        self.trace = self._traced(args, kwargs, Options.of(unroll, max_iterations, checkpoint, op_budget))
+        self.trace = self._traced(args, kwargs, Options.of(unroll, max_iterations, checkpoint, op_budget,
+                                                                         max_slice))
         self.key, _ = signature(*self.arguments(args, kwargs))
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
@@ -443,10 +444,10 @@ class Compiled:
 
 
 def compile(fn, *args, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-            op_budget=DEFAULT_OP_BUDGET, static_argnums=(), static_argnames=(), **kwargs) -> Compiled:
+            op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=(), **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
     return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
-                    checkpoint=checkpoint, op_budget=op_budget,
+                    checkpoint=checkpoint, op_budget=op_budget, max_slice=max_slice,
                     static=static_arguments(fn, static_argnums, static_argnames))
 
 
@@ -540,7 +541,7 @@ def _changed(old, new, fn, args, kwargs) -> str:
 
 
 def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-        op_budget=DEFAULT_OP_BUDGET, static_argnums=(), static_argnames=()):
+        op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=()):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
@@ -550,7 +551,9 @@ def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None,
     autodiff); iterations beyond it are not run. ``checkpoint``: True or a period N puts Enzyme's
     checkpointing attributes on the emitted while loops.  ``op_budget``: tracing stops with an
     error naming the unrolled loops once the program has this many operations (None: no limit),
-    rather than leave XLA compiling for minutes.
+    rather than leave XLA compiling for minutes.  ``max_slice``: a slice whose bounds are traced
+    (``values[starts[i]:starts[i + 1]]``) holds at most this many elements (more raises when the
+    function runs), so that it costs that many lanes instead of its whole axis.
 
     Arrays are traced by shape and dtype, and Python floats and complex numbers by type alone (as
     weak values: NEP 50), so calls with a new ``dt`` share one compile; ints, bools and other
@@ -562,7 +565,7 @@ def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None,
     (passes/pipelines.py, TRIED_BY_AUTO); the first call runs both and keeps the faster.  True:
     the curated pipeline only; "upstream": Enzyme-JAX's pipeline unmodified; False: none."""
     options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint,
-               "op_budget": op_budget, "static_argnums": static_argnums, "static_argnames": static_argnames}
+               "op_budget": op_budget, "max_slice": max_slice, "static_argnums": static_argnums, "static_argnames": static_argnames}
     if fn is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fn, **options)

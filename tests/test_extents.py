@@ -169,6 +169,21 @@ def test_operations_on_windows_match_numpy(use):
                 assert_same(g(x, np.array([i, j])), want, rtol=1e-5, signed_zeros=False)
 
 
+def test_max_slice_bounds_slices_of_data_dependent_length():
+    f, inputs = KERNELS["csr_matvec"]
+    args = inputs(40, rng)
+    longest = int(np.diff(args[2]).max())
+    bounded_csr = cf.jit(f, max_slice=longest + 3)
+    assert_same(bounded_csr(*args), f(*args), rtol=1e-12)
+    assert f"tensor<{longest + 3}x" in bounded_csr.lower(*args).mlir  # blocks of max_slice lanes, not nnz
+    with pytest.raises(cf.UnsupportedError, match="max_slice=3"):
+        cf.jit(f, max_slice=3)(*args)
+    g = cf.jit(lambda x, b: (x[b[0]:b[1]].sum(), x[b[1]:b[0]:-1], x[b[0]:b[0] + 3]), max_slice=4)
+    x = np.arange(10.0)
+    for lo, hi in [(0, 4), (7, 10), (8, 12), (-3, -1), (2, 1)]:
+        assert_same(g(x, np.array([lo, hi])), (x[lo:hi].sum(), x[hi:lo:-1], x[lo:lo + 3]))
+
+
 def test_window_lengths_that_differ_at_run_time_are_numpys_error():
     f = cf.jit(lambda x, k: x[:k] + x[1:])
     np.testing.assert_array_equal(np.asarray(f(np.arange(4.0), np.int64(3))), [1.0, 3.0, 5.0])

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import located
+from ..errors import UnsupportedError, located
 from ..ir import ops
 from ..ir.core import Value
+from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
+from ..tracing.views import DynamicBlock
 from ._core import asarray, axis_index, axis_tuple, value, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Window, _both, _check_lengths, _const, _known, _unsupported, add, as_data, bounded, i64,
-                     selected_positions,
-                     operation, shifted, slice_window, sub)
+from .extent import (Bounded, Window, _both, _check_lengths, _const, _known, _unsupported, add, as_data, bounded, clamp,
+                     i64, operation, selected_positions, shifted, slice_window, sub)
 
 _I64 = np.dtype(np.int64)
 
@@ -469,6 +470,20 @@ def _expand(index, ndim):
     return expand(index, ndim)
 
 
+def _traced_slice(item: slice, n: int):
+    """(the data index, the window) of a slice with traced bounds on an axis of ``n``: the whole axis, or
+    with cf.jit's ``max_slice`` (shorter than the axis) that many lanes from where a forward slice starts."""
+    w, backwards = slice_window(item, n)
+    limit = context.current().options.max_slice
+    if limit is None or limit >= n or backwards:
+        return slice(None, None, -1) if backwards else slice(None), w
+    shown = TracedArray(w.length, scalar=True)
+    numpy_error_if(ops.compare(w.length, _const(limit), "GT"), lambda: UnsupportedError(
+        f"a slice of {shown} elements, more than cf.jit's max_slice={limit}: give a larger max_slice"))
+    first = clamp(_const(0), w.start, _const(n - limit))  # the block's start, as dynamic_slice moves it
+    return DynamicBlock(first, limit), Window(sub(w.start, first), w.length)
+
+
 def resolved(data: TracedArray, data_windows, index):
     """The basic index of ``data`` (with ``data_windows``) that ``index`` is, and the result's windows: a
     slice with traced bounds becomes a window (within the one the axis has), an element of a window an
@@ -487,8 +502,8 @@ def resolved(data: TracedArray, data_windows, index):
         if isinstance(item, slice):
             traced = any(isinstance(x, TracedArray) for x in (item.start, item.stop, item.step))
             if w is None and traced:
-                w, backwards = slice_window(item, n)
-                data_items.append(slice(None, None, -1) if backwards else slice(None))
+                data_item, w = _traced_slice(item, n)
+                data_items.append(data_item)
                 windows.append(w)
             elif w is None:
                 data_items.append(item)

@@ -12,7 +12,7 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex, assignment_order, elementwise_assignment
+from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
 from .creation import convert_like_numpy
@@ -25,7 +25,7 @@ def _is_traced_integer(item) -> bool:
 
 
 def _is_basic(item) -> bool:
-    if item is None or item is Ellipsis or isinstance(item, slice) or _is_traced_integer(item):
+    if item is None or item is Ellipsis or isinstance(item, (slice, DynamicBlock)) or _is_traced_integer(item):
         return True
     if isinstance(item, (bool, np.bool_)) or isinstance(item, (TracedArray, list)):
         return False
@@ -55,7 +55,10 @@ def basic_lens(shape, index) -> BasicIndex:
             out_shape.append(1)
             continue
         n = shape[axis]
-        if isinstance(item, slice):
+        if isinstance(item, DynamicBlock):
+            items.append(("slice", item.start, item.size, 1))
+            out_shape.append(item.size)
+        elif isinstance(item, slice):
             with numpy_rules():  # a zero step, or bounds that are not integers
                 lo, hi, step = item.indices(n)
             count = len(range(lo, hi, step))

@@ -132,12 +132,21 @@ def _index_constant(i):
     return ops.constant(np.array(i, dtype=np.int64))
 
 
+class DynamicBlock:
+    """An index item: ``size`` elements from the traced int64 scalar Value ``start`` (moved back so
+    that they fit, as stablehlo.dynamic_slice does)."""
+
+    def __init__(self, start: Value, size: int):
+        self.start, self.size = start, size
+
+
 class BasicIndex(Lens):
     """Integers, slices (any step), None and traced integer scalars, one entry per base axis.
 
     ``items`` holds per base axis either ``("slice", start, count, step)`` (already
-    normalised, step may be negative) or ``("index", i)`` with ``i`` an int or a traced
-    0-d integer Value; ``shape`` is the view's shape (with None axes inserted).
+    normalised, step may be negative; a traced start, a Value, has step 1: a DynamicBlock) or
+    ``("index", i)`` with ``i`` an int or a traced 0-d integer Value; ``shape`` is the view's
+    shape (with None axes inserted).
     """
 
     def __init__(self, items, shape):
@@ -145,7 +154,7 @@ class BasicIndex(Lens):
         self.shape = tuple(shape)
 
     def values(self):
-        return [item[1] for item in self.items if item[0] == "index" and isinstance(item[1], Value)]
+        return [item[1] for item in self.items if isinstance(item[1], Value)]
 
     def type_of(self, base):
         return base.with_shape(self.shape)
@@ -157,19 +166,19 @@ class BasicIndex(Lens):
                 index.append(item[1] if isinstance(item[1], int) else 0)  # strides do not depend on it
             else:
                 _, start, count, step = item
+                start = 0 if isinstance(start, Value) else start
                 stop = start + count * step
                 index.append(slice(start, stop if stop >= 0 else None, step))
         return np.reshape(array[tuple(index)], self.shape, copy=False)
 
     def with_values(self, values):
         values = iter(values)
-        return BasicIndex([("index", next(values)) if item[0] == "index" and isinstance(item[1], Value) else item
+        return BasicIndex([(item[0], next(values), *item[2:]) if isinstance(item[1], Value) else item
                            for item in self.items], self.shape)
 
     def same_template(self, other):
         def template(lens):
-            return [("index", None) if item[0] == "index" and isinstance(item[1], Value) else item
-                    for item in lens.items]
+            return [(item[0], None, *item[2:]) if isinstance(item[1], Value) else item for item in lens.items]
         return type(other) is BasicIndex and other.shape == self.shape and template(other) == template(self)
 
     def _block(self, base):
@@ -191,6 +200,8 @@ class BasicIndex(Lens):
                 _, start, count, step = item
                 if not count:
                     start, step = 0, 1
+                elif isinstance(start, Value):  # a DynamicBlock
+                    start = ops.convert(start, np.int64)
                 elif step < 0:
                     start, step = start + (count - 1) * step, -step
                     backwards.append(axis)
