@@ -40,7 +40,7 @@ from ..ir import ops
 from ..ir.core import Value
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
-from ._core import asarray, value
+from ._core import asarray, value, wrap
 
 _I64 = np.dtype(np.int64)
 
@@ -179,14 +179,17 @@ def _check_lengths(a: Window, b, what="operands could not be broadcast together"
 
 
 def selected_positions(mask: Value) -> tuple[Value, Value]:
-    """The positions of ``mask``'s true lanes (a flat i1 vector), first and in order, then the others,
-    and how many are true."""
-    key = ops.convert(ops.unary("stablehlo.not", mask), np.int32)
-    lanes = ops.iota(mask.shape, _I64, 0)
-    positions = ops.sort([key, lanes], 0, lambda a, b, *_: ops.compare(a, b, "LT"))[1]
-    count = ops.reduce([ops.convert(mask, _I64)], [_const(0)], [0],
-                       lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
-    return positions, count
+    """The positions of ``mask``'s true lanes (a flat i1 vector), first and in order (then zeros), and
+    how many are true.  Each true lane goes to its rank among them (a prefix sum) by a scatter: linear,
+    where a sort on XLA's CPU took 17 ms for 3,000 lanes."""
+    n = mask.shape[0]
+    ones = ops.convert(mask, _I64)
+    rank = ops.binary("stablehlo.subtract", value(np.cumsum(wrap(ones))), ops.constant(np.ones(n, _I64)))
+    target = ops.select(mask, rank, ops.broadcast_in_dim(_const(n), (n,), ()))  # the others: a spare lane n
+    positions = ops.scatter(ops.constant(np.zeros(n + 1, _I64)), ops.reshape(target, (n, 1)),
+                            ops.iota((n,), _I64, 0), (), (0,), (0,), 1)
+    count = ops.reduce([ones], [_const(0)], [0], lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
+    return ops.slice(positions, (0,), (n,)), count
 
 
 # --- the array --------------------------------------------------------------------------------------
