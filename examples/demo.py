@@ -55,6 +55,22 @@ def rk4(u):
     return u
 
 
+def cholesky(A):
+    """Slices whose bounds are the loops' counters: one rolled loop nest, each slice a run-time length."""
+    A = A.copy()
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] = np.sqrt(A[i, i] - np.dot(A[i, :i], A[i, :i]))
+    return np.tril(A)
+
+
+def positives_and_counts(x):
+    """Results whose lengths depend on the data: cut to NumPy's shapes after the call."""
+    return x[x > 0], np.unique(np.round(x), return_counts=True)
+
+
 def median_seconds(fn, repeat=30):
     fn()
     times = []
@@ -110,6 +126,20 @@ def main():
           f"{(time.perf_counter() - start) * 1e3:.0f} ms, stablehlo.while ops: "
           f"{cf.code_hlo(rk4, v).count('stablehlo.while')}, max |cofactor - NumPy| = "
           f"{np.max(np.abs(np.asarray(y) - rk4(v))):.1e}")
+
+    section("run-time lengths: A[i, :j] in loops, x[x > 0], np.unique")
+    m = np.random.default_rng(1).random((100, 100))
+    spd = m @ m.T + 100 * np.eye(100)
+    start = time.perf_counter()
+    factor = cf.jit(cholesky)(spd)
+    print(f"Cholesky of a 100x100 matrix, A[i, :j] in two loops: trace + compile + run "
+          f"{(time.perf_counter() - start) * 1e3:.0f} ms, stablehlo.while ops: "
+          f"{cf.code_hlo(cholesky, spd).count('stablehlo.while')}, max |cofactor - np.linalg.cholesky| = "
+          f"{np.max(np.abs(np.asarray(factor) - np.linalg.cholesky(spd))):.1e}")
+    x = np.array([-1.2, 0.4, 2.6, -0.3, 2.4])
+    positives, (values, counts) = cf.jit(positives_and_counts)(x)
+    print(f"x[x > 0] = {np.asarray(positives)}; np.unique(np.round(x), return_counts=True) = "
+          f"{np.asarray(values)}, {np.asarray(counts)}")
 
     section("autodiff: the gradient of sum((diag(v) @ A + x) ** 2), differentiated after optimization")
     rng = np.random.default_rng(0)
