@@ -256,6 +256,7 @@ def test_masked_assignment_matches_numpy():
         y[y[:, 0] > 0] = y[y[:, 0] > 0] * 2
         z = np.zeros_like(r)
         z[r < 0] = np.arange(r.size)[r.ravel() < 0]
+        y[y[:, 2] < 0] = y[0]  # one row for every selected row
         return z
 
     for seed in range(3):

@@ -26,6 +26,10 @@ it does with invalid lanes, so that none reaches a result:
 - writes (``b[...] = v``, ``b += v``, ``A[i, :j] = v``, ``x[mask] = v``) select the new value in
   the valid lanes only.
 
+One NumPy rule is not followed: a run-time length of 1 does not broadcast against another length
+(``x[:k] + y[:m]`` with ``k == 1``, ``m == 3``): NumPy's result has 3 elements, cofactor raises
+NumPy's broadcast error when the function runs; a static length of 1 broadcasts as in NumPy.
+
 Where a Bounded leaves the compiled function (returned), the program returns its data with the
 window moved to the front and the lengths, and the caller gets NumPy's exact shape (compiler.py).
 Where a run-time extent would have to become a static one (``np.zeros(len(np.unique(x)))``,

@@ -568,6 +568,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 def setitem(b, index, v):
     data_items, windows = resolved(b.data, b.windows, index)
     if all(w is None for w in windows):
-        b.data[data_items] = as_data(v) if isinstance(v, Bounded) else v
+        b.data[data_items] = v  # (a value with run-time lengths is fitted to it: indexing.setitem)
         return
     assign(Bounded(b.data[data_items], windows), v)

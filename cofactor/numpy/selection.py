@@ -86,8 +86,10 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
     _check_mask_shape(a, mask)
     k = mask.ndim
     full_mask = ops.broadcast_in_dim(mask.value, a.shape, range(k))
-    if not isinstance(v, Bounded) and (np.ndim(v) == 0 or np.shape(v)[0] == 1 and np.ndim(v) <= a.ndim - k + 1):
-        v = as_data(v)[0] if np.ndim(v) == a.ndim - k + 1 else v
+    selected_rank = a.ndim - k + 1  # the selection's axis, then the axes the mask does not cover
+    one = np.ndim(v) < selected_rank or np.ndim(v) == selected_rank and np.shape(v)[0] == 1
+    if one and not isinstance(v, Bounded):
+        v = as_data(v)[0] if np.ndim(v) == selected_rank else v  # one value (row) for every selected one
         new = value(v, a.dtype) if not isinstance(v, TracedArray) and np.ndim(v) == 0 else \
             convert_like_numpy(value(v), a.dtype)
         new = ops.broadcast_in_dim(new, a.shape, range(a.ndim - new.type.rank, a.ndim))
@@ -99,9 +101,9 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
                        lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
     source = v if isinstance(v, Bounded) else Bounded(asarray(v), [Window(_const(0), _const(np.shape(v)[0]))]
                                                       + [None] * (np.ndim(v) - 1))
-    if source.ndim != a.ndim - k + 1:
+    if source.ndim != selected_rank:
         raise located(ValueError(f"shape mismatch: value array of {source.ndim} dimensions cannot be broadcast to "
-                                 f"indexing result of {a.ndim - k + 1} dimensions"))
+                                 f"indexing result of {selected_rank} dimensions"))
     w = source.windows[0]
     if w is None:
         _unsupported("x[mask] = v with v of a static length")
@@ -237,7 +239,8 @@ def _set_routine(func, combine):
     def routine(ar1, ar2, assume_unique=False, **kwargs):
         known = [known_value(a) for a in (ar1, ar2)]
         if all(k is not None for k in known):
-            return wrap(ops.constant(func(*known, assume_unique=assume_unique, **kwargs)))
+            result = func(*known, assume_unique=assume_unique, **kwargs)
+            return tuple(map(asarray, result)) if isinstance(result, tuple) else asarray(result)
         if kwargs.get("return_indices"):
             _unsupported(f"numpy.{func.__name__} with return_indices=True")
         return combine(ar1, ar2, assume_unique)
