@@ -87,8 +87,8 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
     k = mask.ndim
     full_mask = ops.broadcast_in_dim(mask.value, a.shape, range(k))
     selected_rank = a.ndim - k + 1  # the selection's axis, then the axes the mask does not cover
-    one = np.ndim(v) < selected_rank or np.ndim(v) == selected_rank and np.shape(v)[0] == 1
-    if one and not isinstance(v, Bounded):
+    static = not isinstance(v, Bounded)
+    if static and (np.ndim(v) < selected_rank or np.ndim(v) == selected_rank and np.shape(v)[0] == 1):
         v = as_data(v)[0] if np.ndim(v) == selected_rank else v  # one value (row) for every selected one
         new = value(v, a.dtype) if not isinstance(v, TracedArray) and np.ndim(v) == 0 else \
             convert_like_numpy(value(v), a.dtype)
