@@ -482,7 +482,7 @@ def _kmeans_jax(X, centers, steps=3):
 _EXTENT_SIZES = {"cholesky": 100, "lu": 70, "durbin": 2000, "forward_substitution": 2000, "back_substitution": 2000,
                  "gram_schmidt": 300, "correlation": 400, "covariance": 400, "nussinov": 60, "csr_matvec": 2000,
                  "kmeans": 20000}
-_EXTENT_JIT = {"csr_matvec": {"max_slice": 256}}  # its rows' lengths come from data: a bound from the user
+_EXTENT_JIT = {"csr_matvec": {"max_slice": 1024}}  # its rows' lengths come from data: a bound from the user
 _EXTENT_JAX = {"cholesky": _cholesky_jax, "forward_substitution": _forward_substitution_jax,
                "covariance": _covariance_jax, "csr_matvec": _csr_matvec_jax, "kmeans": _kmeans_jax}
 

@@ -358,18 +358,22 @@ class _alarm:
 
 # ---- many programs in worker processes ------------------------------------------------------------
 
+TASKS_PER_WORKER = 300  # then a fresh process: one that compiled thousands of programs ran 3x slower
+
+
 def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
     """Yield (task, Outcome) for tasks ("check" | "shrink", seed, optimize) as they finish, each run
-    in one of ``jobs`` worker processes (each imports cofactor once). A worker that does not answer
-    within the limit (or dies) is replaced; its task gets a timeout (or internal) outcome, and a
-    shrink keeps the smallest failing program it had reported."""
+    in one of ``jobs`` worker processes (each imports cofactor once, and is replaced after
+    TASKS_PER_WORKER tasks). A worker that does not answer within the limit (or dies) is replaced;
+    its task gets a timeout (or internal) outcome, and a shrink keeps the smallest failing program
+    it had reported."""
     context = multiprocessing.get_context("spawn")   # never fork a process that runs XLA
     pending = list(reversed(tasks))
     idle, busy = [], {}
 
     def start():
         parent, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child, timeout), daemon=True)
+        process = context.Process(target=_serve, args=(child, timeout, TASKS_PER_WORKER), daemon=True)
         process.start()
         child.close()
         return parent, process
@@ -397,7 +401,11 @@ def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
                     busy[conn][3] = payload
                     continue
                 del busy[conn]
-                idle.append((conn, process))
+                if kind == "last":  # the worker has served its share and exits
+                    process.join()
+                    idle.append(start())
+                else:
+                    idle.append((conn, process))
                 yield task, payload
             now = time.monotonic()
             for conn, (process, task, started, progress) in list(busy.items()):
@@ -422,11 +430,11 @@ def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
                 process.kill()
 
 
-def _serve(conn, timeout):
-    """A worker: answers tasks until it receives None."""
+def _serve(conn, timeout, tasks):
+    """A worker: answers ``tasks`` tasks (the last one as "last"), or until it receives None."""
     cf.cache.set_directory(None)       # thousands of throwaway programs: keep them off the disk
     from . import shrink
-    while True:
+    for served in range(1, tasks + 1):
         task = conn.recv()
         if task is None:
             return
@@ -442,4 +450,4 @@ def _serve(conn, timeout):
             outcome.shrunk = shrink.shrink(program, lambda p: run(p, setting, limit), outcome,
                                            on_progress=lambda p: conn.send(("progress", p)))
             outcome.shrunk_details = run(outcome.shrunk, optimize, timeout).details
-        conn.send(("done", outcome))
+        conn.send(("last" if served == tasks else "done", outcome))
