@@ -674,3 +674,25 @@ def numpy_scalar_casts(a):
 @pytest.mark.filterwarnings("ignore:overflow encountered")  # NumPy's uint32 product wraps, as XLA's does
 def test_numpy_scalar_types_cast_traced_values():
     _check("numpy_scalar_casts", numpy_scalar_casts, [np.linspace(-1, 1, 6)])
+
+
+def python_float_or_float32_scalar(a, t):
+    p0 = -1.5                     # a Python float on one path ...
+    if t < 0.5:
+        pass
+    else:
+        p0 -= np.max(a)           # ... a NumPy float32 on the other
+    return np.tanh(p0)            # NumPy: float64 on the first path, float32 on the second
+
+
+@pytest.mark.xfail(strict=True, reason="open (fuzz seed 6005159, 6,000-program run at fdc9b4e): a variable that is a "
+                   "Python float on one path of a traced if and a NumPy float32 scalar on the other is carried as "
+                   "float32, so np.tanh of it is float32 where NumPy (on the Python-float path) gives float64; "
+                   "refusing the join breaks best = 0.0; if c: best = a.max(); best * a, which NumPy keeps float32")
+def test_a_python_float_joined_with_a_float32_scalar_keeps_numpys_dtype_on_each_path():
+    a = np.array([-0.56, 1.58], np.float32)
+    for t in (np.array(-0.45, np.float32), np.array(0.9, np.float32)):
+        want = python_float_or_float32_scalar(a, t)
+        got = np.asarray(cf.jit(python_float_or_float32_scalar)(a, t))
+        assert got.dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
