@@ -57,8 +57,6 @@ def i64(x) -> Value:
         if x.size != 1 or x.dtype.kind not in "iub":
             raise located(TypeError("slice indices must be integers or None or have an __index__ method"))
         return ops.convert(ops.reshape(x.value, ()), _I64)
-    if isinstance(x, Value):
-        return ops.convert(x, _I64)
     return ops.constant(np.asarray(x.__index__(), _I64))
 
 
@@ -93,6 +91,11 @@ def _const(n) -> Value:
     return ops.constant(np.asarray(n, _I64))
 
 
+def _same(a: Value, b: Value) -> bool:
+    """Whether two int64 scalars are equal whatever the program's data: one Value, or equal constants."""
+    return a is b or _known(a) is not None and _known(a) == _known(b)
+
+
 def _both(a: Value, b: Value) -> Value:
     return ops.binary("stablehlo.and", a, b)
 
@@ -107,12 +110,10 @@ class Window:
 
     def same_length(self, other: "Window") -> bool:
         """Whether the two lengths are equal whatever the program's data (then no check is needed)."""
-        return self.length is other.length or _known(self.length) is not None \
-            and _known(self.length) == _known(other.length)
+        return _same(self.length, other.length)
 
     def same_start(self, other: "Window") -> bool:
-        return self.start is other.start or _known(self.start) is not None \
-            and _known(self.start) == _known(other.start)
+        return _same(self.start, other.start)
 
     def valid(self, shape, axis) -> Value:
         """An i1 array of ``shape``: true in this window's lanes along ``axis``."""
@@ -182,17 +183,24 @@ def _check_lengths(a: Window, b, what="operands could not be broadcast together"
                    lambda: ValueError(f"{what} with lengths {shown[0]} and {shown[1]} (known at run time)"))
 
 
+def true_ranks(mask: Value) -> tuple[Value, Value]:
+    """For a flat i1 vector: each true lane's rank among the true ones (a prefix sum, minus one; the
+    others hold the rank of the last true lane before them), and how many are true."""
+    ones = ops.convert(mask, _I64)
+    rank = ops.binary("stablehlo.subtract", value(np.cumsum(wrap(ones))), ops.constant(np.ones(mask.shape, _I64)))
+    count = ops.reduce([ones], [_const(0)], [0], lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
+    return rank, count
+
+
 def selected_positions(mask: Value) -> tuple[Value, Value]:
     """The positions of ``mask``'s true lanes (a flat i1 vector), first and in order (then zeros), and
-    how many are true.  Each true lane goes to its rank among them (a prefix sum) by a scatter: linear,
-    where a sort on XLA's CPU took 17 ms for 3,000 lanes."""
+    how many are true.  Each true lane goes to its rank among them by a scatter: linear, where a sort
+    on XLA's CPU took 17 ms for 3,000 lanes."""
     n = mask.shape[0]
-    ones = ops.convert(mask, _I64)
-    rank = ops.binary("stablehlo.subtract", value(np.cumsum(wrap(ones))), ops.constant(np.ones(n, _I64)))
+    rank, count = true_ranks(mask)
     target = ops.select(mask, rank, ops.broadcast_in_dim(_const(n), (n,), ()))  # the others: a spare lane n
     positions = ops.scatter(ops.constant(np.zeros(n + 1, _I64)), ops.reshape(target, (n, 1)),
                             ops.iota((n,), _I64, 0), (), (0,), (0,), 1)
-    count = ops.reduce([ones], [_const(0)], [0], lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
     return ops.slice(positions, (0,), (n,)), count
 
 

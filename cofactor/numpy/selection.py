@@ -8,13 +8,12 @@ import numpy as np
 
 from ..errors import located
 from ..ir import ops
-from ..ir.core import Value
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_index, known_value, value, wrap
 from .creation import convert_like_numpy
 from .extent import (Bounded, Window, _check_lengths, _const, _unsupported, as_data, selected_positions, shifted,
-                     sub)
+                     sub, true_ranks)
 from .extent_ops import aligned, assign, resolved, transpose
 
 _I64 = np.dtype(np.int64)
@@ -96,9 +95,7 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
         a.value = ops.select(full_mask, new, a.value)
         return
     size = int(np.prod(mask.shape, dtype=np.int64))
-    flat_mask = ops.reshape(mask.value, (size,))
-    ranks = ops.reduce([ops.convert(flat_mask, _I64)], [_const(0)], [0],
-                       lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
+    order, count = true_ranks(ops.reshape(mask.value, (size,)))
     source = v if isinstance(v, Bounded) else Bounded(asarray(v), [Window(_const(0), _const(np.shape(v)[0]))]
                                                       + [None] * (np.ndim(v) - 1))
     if source.ndim != selected_rank:
@@ -107,17 +104,12 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
     w = source.windows[0]
     if w is None:
         _unsupported("x[mask] = v with v of a static length")
-    _check_lengths(Window(_const(0), ranks), w, "shape mismatch: value array cannot be broadcast to indexing result")
-    order = ops.binary("stablehlo.subtract", _cumulative_count(flat_mask), ops.constant(np.ones(size, _I64)))
+    _check_lengths(Window(_const(0), count), w, "shape mismatch: value array cannot be broadcast to indexing result")
     where_from = ops.binary("stablehlo.add", order, ops.broadcast_in_dim(w.start, (size,), ()))
     rows = source.data[wrap(where_from)]  # (size, rest...): lane k's value (clamped where not selected)
     new = convert_like_numpy(ops.reshape(value(rows), a.shape[:k] + tuple(rows.shape[1:])), a.dtype)
     new = ops.broadcast_in_dim(new, a.shape, range(a.ndim - new.type.rank, a.ndim))
     a.value = ops.select(full_mask, new, a.value)
-
-
-def _cumulative_count(flat_mask: Value) -> Value:
-    return value(np.cumsum(wrap(ops.convert(flat_mask, _I64))))
 
 
 @implements(np.nonzero)
