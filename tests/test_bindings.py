@@ -685,14 +685,70 @@ def python_float_or_float32_scalar(a, t):
     return np.tanh(p0)            # NumPy: float64 on the first path, float32 on the second
 
 
-@pytest.mark.xfail(strict=True, reason="open (fuzz seed 6005159, 6,000-program run at fdc9b4e): a variable that is a "
-                   "Python float on one path of a traced if and a NumPy float32 scalar on the other is carried as "
-                   "float32, so np.tanh of it is float32 where NumPy (on the Python-float path) gives float64; "
-                   "refusing the join breaks best = 0.0; if c: best = a.max(); best * a, which NumPy keeps float32")
-def test_a_python_float_joined_with_a_float32_scalar_keeps_numpys_dtype_on_each_path():
+def test_an_operation_whose_dtype_depends_on_the_kind_of_number_is_a_clear_error():
+    """Fuzz seed 6005159 (6,000-program run at fdc9b4e): the result's dtype is the path's."""
     a = np.array([-0.56, 1.58], np.float32)
-    for t in (np.array(-0.45, np.float32), np.array(0.9, np.float32)):
-        want = python_float_or_float32_scalar(a, t)
-        got = np.asarray(cf.jit(python_float_or_float32_scalar)(a, t))
-        assert got.dtype == np.asarray(want).dtype
-        np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(cf.TracingError, match=r"numpy.tanh of a Python float on some paths and a numpy.float32 "
+                       r"on others.*float64 where it is a Python float, float32 where.*\n.*return np.tanh\(p0\)"):
+        cf.jit(python_float_or_float32_scalar)(a, np.array(0.9, np.float32))
+
+
+def best_or_python_default(a, b64, t):
+    best = 0.1                    # a Python float unless the branch runs
+    if t > 0:
+        best = a.max()            # a float32 scalar
+    k = 3
+    if t > 1:
+        k = np.int64(t * 2)       # an int64 scalar on some paths: NumPy reads 3 and int64 alike
+    shifted = best + 0.25         # Python arithmetic: a Python float or a float32, by path
+    return (best * a,             # float32 either way
+            best * b64,           # float64 either way, from the exact 0.1 where it is Python's
+            shifted * b64, best > 0.3, -best < a, np.maximum(best, b64),
+            np.sqrt(k), k * b64, np.sum(k), best)
+
+
+def acc_from_python_zero(a, n):
+    acc = 0
+    for v in a:                   # runs: after it, acc is the float32 its body leaves
+        acc = acc + v
+    best = -1.0
+    i = 0
+    while i < n:                  # may not run: best stays a Python float or a float32, by path
+        best = np.maximum(best, a[i])
+        i += 1
+    return np.sqrt(acc), acc * np.float16(2), best * a
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.5, 2.0])
+def test_a_number_whose_kind_depends_on_the_path_gives_numpys_values_on_each_path(t):
+    from fuzz.runner import compare  # NumPy's comparison, with a Python number read in the scalar's dtype
+    a = np.array([0.03, 0.5, -0.25], np.float32)
+    b64 = np.array([1.0, -3.0, 1e-3])
+    assert compare(best_or_python_default(a, b64, t), cf.jit(best_or_python_default)(a, b64, np.float64(t))) is None
+    for n in (0, 2):
+        assert compare(acc_from_python_zero(a, n), cf.jit(acc_from_python_zero)(a, n)) is None
+
+
+def test_every_reading_that_differs_by_path_is_a_clear_error():
+    def unary(a, t):
+        s = 2
+        if t > 0:
+            s = a.sum()           # float32 where the branch runs, a Python int where not
+        return np.exp(s)
+    def promoted(a, b16, t):
+        s = 0.5
+        if t > 0:
+            s = a.max()
+        return s * b16            # float16 from the Python float, float32 from the scalar
+    def python_arithmetic_with_two(a, t):
+        s = 1.0
+        u = 2
+        if t > 0:
+            s = a.max()
+            u = a.argmax()
+        return s + u              # numbers of two NumPy dtypes, each a Python number on some paths
+    a, t = np.array([0.25, 0.5], np.float32), np.float64(1.0)
+    for fn, args, what in [(unary, (a, t), "numpy.exp"), (promoted, (a, np.ones(2, np.float16), t), "multiply"),
+                           (python_arithmetic_with_two, (a, t), "add of numbers")]:
+        with pytest.raises(cf.TracingError, match=f"{what}.*on some paths.*one kind on every path"):
+            cf.jit(fn)(*args)

@@ -56,6 +56,7 @@ class TracedArray:
 
     __slots__ = ("_value", "base", "lens", "_read", "serial", "scalar", "weak", "stale", "mirrored_by", "__weakref__")
     __array_priority__ = 1000
+    path_dependent = False  # a number whose kind depends on the path taken (path_numbers.py)
 
     def __getattr__(self, name):
         """An ndarray attribute cofactor does not implement is a clear error at the user's line."""
@@ -413,7 +414,7 @@ def _as_python_number(result):
     return result
 
 
-def _python_arithmetic(ufunc, *operands):
+def python_arithmetic(ufunc, *operands):
     """Python's arithmetic on Python numbers some of which are traced: computed in the dtypes
     NumPy gives Python numbers (int64, float64, complex128), and again a Python number."""
     strong = [TracedArray(x.value, scalar=True) if isinstance(x, TracedArray) else np.asarray(x) for x in operands]
@@ -424,30 +425,30 @@ def _operator(ufunc, reflected=False):
     def apply(self, other):
         operands = (other, self) if reflected else (self, other)
         if self.weak is not None and is_python_number(other):
-            return _python_arithmetic(ufunc, *operands)
+            return python_arithmetic(ufunc, *operands)
         return ufunc(*operands)
     return apply
 
 
 def _unary(ufunc):
-    return lambda self: _python_arithmetic(ufunc, self) if self.weak is not None else ufunc(self)
+    return lambda self: python_arithmetic(ufunc, self) if self.weak is not None else ufunc(self)
 
 
-_BINARY_OPERATORS = {
+BINARY_OPERATORS = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "matmul": np.matmul,
     "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
     "lshift": np.left_shift, "rshift": np.right_shift, "divmod": np.divmod,
 }
-for _name, _ufunc in _BINARY_OPERATORS.items():
+for _name, _ufunc in BINARY_OPERATORS.items():
     setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
     setattr(TracedArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
     if _name != "divmod":
         setattr(TracedArray, f"__i{_name}__", (lambda u: lambda self, other: _update(self, u, other))(_ufunc))
 
-_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                 "gt": np.greater, "ge": np.greater_equal}
-for _name, _ufunc in _COMPARISONS.items():
+for _name, _ufunc in COMPARISONS.items():
     setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
 
 for _name, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():

@@ -33,6 +33,7 @@ from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
 from .array import Either, TracedArray, nesting
+from .path_numbers import PYTHON_DTYPES, PathNumber, wider_python
 
 _SELECTOR = TensorType((), np.dtype(np.int32))
 _MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
@@ -272,10 +273,12 @@ class Owner(Node):
 
 class Number(Node):
     """An immutable value: a NumPy scalar or a Python number (``weak``), or, with ``broadcast``
-    (a conditional expression's value), any array its arms' values broadcast to."""
+    (a conditional expression's value), any array its arms' values broadcast to.  ``python``: a
+    NumPy scalar that is a Python number of that type on some paths, carried as a PathNumber
+    (its value, the Python number's, and whether it is one)."""
 
-    def __init__(self, type: TensorType, weak, broadcast=False):
-        self.type, self.weak, self.broadcast = type, weak, broadcast
+    def __init__(self, type: TensorType, weak, broadcast=False, python=None):
+        self.type, self.weak, self.broadcast, self.python = type, weak, broadcast, python
 
     def fit(self, x, f):
         if not is_number(x) and not (self.broadcast and isinstance(x, TracedArray)):
@@ -290,17 +293,43 @@ class Number(Node):
             if shape is None:
                 return False
         dtype = _promoted(self.type.dtype, self.weak, t.dtype, weak)
-        if dtype != self.type.dtype or shape != self.type.shape or self.weak is not None and weak is None:
-            f.widen[self] = Number(TensorType(shape, dtype), self.weak if weak else None, self.broadcast)
-        return f.give(self, x, lambda: [_number_value(x, self.type)])
+        kinds = _kinds(self, weak, getattr(x, "python", None))
+        if dtype != self.type.dtype or shape != self.type.shape or kinds != (self.weak, self.python):
+            f.widen[self] = Number(TensorType(shape, dtype), *kinds[:1], self.broadcast, kinds[1])
+        return f.give(self, x, lambda: self._payload(x))
+
+    def _payload(self, x) -> list:
+        value = _number_value(x, self.type)
+        if self.python is None or PathNumber.one_value(self.type.dtype, self.python):
+            return [value]
+        python = TensorType((), PYTHON_DTYPES[self.python])
+        if isinstance(x, PathNumber) and x.is_python is not None:
+            return [value, ops.convert(x.python_value, python.dtype), x.is_python]
+        is_python = number_type(x)[1] is not None
+        return [value, _number_value(x, python) if is_python else _zeros(python),
+                ops.constant(np.array(is_python))]
 
     def own_types(self):
-        return [self.type]
+        if self.python is None or PathNumber.one_value(self.type.dtype, self.python):
+            return [self.type]
+        return [self.type, TensorType((), PYTHON_DTYPES[self.python]), TensorType((), np.dtype(bool))]
 
     def build(self, values, b):
         if id(self) not in b:
-            b[id(self)] = TracedArray(values[id(self)][0], scalar=not self.broadcast, weak=self.weak)
+            own = values[id(self)]
+            b[id(self)] = PathNumber(*own[:1], self.python, *own[1:]) if self.python else \
+                TracedArray(own[0], scalar=not self.broadcast, weak=self.weak)
         return b[id(self)]
+
+
+def _kinds(node: Number, weak, python) -> tuple:
+    """(weak, python) of a variable that holds what ``node`` holds or a number of these: weak only
+    if a Python number on every path; else the Python type it is on some (None: on none)."""
+    if node.weak is not None and weak is not None:
+        return wider_python(node.weak, weak), None
+    if node.broadcast:
+        return None, None  # a conditional expression's value: the array's dtype (README, "Control flow")
+    return None, wider_python(node.weak, node.python, weak, python)
 
 
 class View(Node):
@@ -511,7 +540,7 @@ def export(x, start: int, memo: dict) -> Node:
     if not isinstance(x, TracedArray):
         return Static(x)  # a Python object, or a number known now: it stays Python while it is the same
     if x.scalar:
-        return Number(*number_type(x))
+        return Number(*number_type(x), python=getattr(x, "python", None))
     if x.serial < start:
         node = Pre(x)
     elif isinstance(x, Either):
@@ -600,10 +629,9 @@ def _wider(a: Number, b: Number) -> Number:
         raise LayoutError("shapes that do not broadcast", (a.type, b.type)) from None
     if shape != b.type.shape and not a.broadcast:
         raise LayoutError("numbers of different shapes", (a.type, b.type))
-    weak = a.weak if a.weak is not None and b.weak is not None else None
-    if weak is not None:  # Python's own promotion: int < float < complex
-        weak = max(a.weak, b.weak, key=[bool, int, float, complex].index)
-    return Number(TensorType(shape, _promoted(a.type.dtype, a.weak, b.type.dtype, b.weak)), weak, a.broadcast)
+    weak, python = _kinds(a, b.weak, b.python)  # Python's own promotion: int < float < complex
+    return Number(TensorType(shape, _promoted(a.type.dtype, a.weak, b.type.dtype, b.weak)), weak, a.broadcast,
+                  python)
 
 
 def _promoted(a_dtype, a_weak, b_dtype, b_weak) -> np.dtype:

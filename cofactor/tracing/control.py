@@ -34,6 +34,7 @@ from .array import Journal, TracedArray, make_stale, serial_now
 from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number,
                     choose_mirrors, expect_made, export, is_number, is_unset, join, number_type, shared_owners)
 from .heap import Heap, Scope
+from .path_numbers import PathNumber
 from .views import ReadOnly, Transpose
 
 # Names the source conversion gives a function's pending return value: a branch that has not
@@ -218,23 +219,37 @@ class Layout:
                 return
         raise located(TracingError(f"the variables of {self.bindings.where} could not be carried"))
 
+    def numbers(self, state):
+        """(binding, leaf index, Number node, leaf) of each leaf of ``state`` that a Number carries."""
+        for k, (value, nodes) in enumerate(zip(state, self.nodes)):
+            leaves, got = flatten(value)
+            if got != self.trees[k]:
+                continue
+            for i, (node, x) in enumerate(zip(nodes, leaves)):
+                node = node.node if isinstance(node, Late) else node
+                if isinstance(node, Number) and not node.broadcast and is_number(x):
+                    yield k, i, node, x
+
     def check_strong_numbers(self, states):
         """A NumPy scalar of one dtype on one path and another on the other: the variable's dtype
         after the if would be the path's (a loop's number may widen: its dtype is the last
         iteration's)."""
         for state in states:
-            for k, (value, nodes) in enumerate(zip(state, self.nodes)):
-                leaves, got = flatten(value)
-                if got != self.trees[k]:
-                    continue
-                for node, x in zip(nodes, leaves):
-                    node = node.node if isinstance(node, Late) else node
-                    if not isinstance(node, Number) or node.broadcast or not is_number(x):
-                        continue
-                    type_, weak = number_type(x)
-                    if weak is None and type_.dtype != node.type.dtype:
-                        raise self.bindings.fail(k, LayoutError("", (type_, TensorType(type_.shape,
-                                                                                           node.type.dtype))))
+            for k, _, node, x in self.numbers(state):
+                type_, weak = number_type(x)
+                if weak is None and type_.dtype != node.type.dtype:
+                    raise self.bindings.fail(k, LayoutError("", (type_, TensorType(type_.shape, node.type.dtype))))
+
+    def as_numpy_where(self, state, nodes: set) -> list:
+        """``state`` with the PathNumbers of ``nodes`` made the NumPy scalars they are on every path
+        that reaches it (a loop known to run, whose body leaves them NumPy scalars)."""
+        state = list(state)
+        for k, i, node, x in list(self.numbers(state)):
+            if id(node) in nodes and isinstance(x, PathNumber):
+                leaves, tree = flatten(state[k])
+                leaves[i] = x.as_numpy()
+                state[k] = unflatten(tree, leaves)
+        return state
 
     def order(self) -> list:
         """Every node of the layout once, in the order their payloads are carried."""
@@ -592,6 +607,8 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
             layout.fit_joined([initial, state])
             raise _Retry()
         f, _ = layout.fit(state, emit=True)
+        seen["numpy"] = {id(node) for _, _, node, x in layout.numbers(state)
+                         if node.python and number_type(x)[1] is None and not isinstance(x, PathNumber)}
         outputs = layout.payload(f) + [a._value for a in storages]
         if bound is not None:
             # Past the condition's end, every iteration keeps the state it was given.
@@ -612,7 +629,9 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         bindings.heap.restore()
     width = len(layout.types())
     final = layout.build(results[:width])
-    if not runs:
+    if runs:
+        final = layout.as_numpy_where(final, seen["numpy"])
+    else:
         _mark_undefined(layout, final, f"only inside {where}, which may run zero times")
     bindings.assign(final)
     for a, r in zip(storages, results[width:]):

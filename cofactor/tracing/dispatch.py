@@ -106,21 +106,30 @@ def _apply(impl, args, kwargs):
         raise
 
 
+def _settled(name: str, ufunc, args, kwargs):
+    """A number whose kind depends on the path taken (path_numbers.py) is read as the call needs."""
+    for x in (*args, *kwargs.values()):
+        for y in x if isinstance(x, (list, tuple)) else (x,):
+            if getattr(y, "path_dependent", False):
+                return type(y).settle(name, ufunc, args, kwargs)
+    return args, kwargs
+
+
 @with_user_location
 def call_function(func, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None:
         raise UnsupportedError(f"{numpy_name(func)} is not supported by cofactor on traced arrays")
-    return _apply(impl, args, kwargs)
+    return _apply(impl, *_settled(numpy_name(func), None, args, kwargs))
 
 
 @with_user_location
 def call_ufunc(ufunc, method, inputs, kwargs):
     impl = UFUNCS.get((ufunc, method))
+    what = numpy_name(ufunc) + ("" if method == "__call__" else f".{method}")
     if impl is None:
-        what = numpy_name(ufunc) + ("" if method == "__call__" else f".{method}")
         raise UnsupportedError(f"{what} is not supported by cofactor on traced arrays")
-    return _apply(impl, inputs, kwargs)
+    return _apply(impl, *_settled(what, ufunc if method == "__call__" else None, inputs, kwargs))
 
 
 def call_method(name, args, kwargs):
