@@ -752,3 +752,30 @@ def test_every_reading_that_differs_by_path_is_a_clear_error():
                            (python_arithmetic_with_two, (a, t), "add of numbers")]:
         with pytest.raises(cf.TracingError, match=f"{what}.*on some paths.*one kind on every path"):
             cf.jit(fn)(*args)
+
+
+def counter_checked_in_a_rolled_loop(a):
+    for i in range(20):           # rolled: i is traced, and still a Python int to the code
+        assert isinstance(i, int) and type(i) is int
+        a[i % 3] += i
+    return a
+
+
+def types_of_traced_values(a, t):
+    s = a.sum()
+    return [isinstance(s, float), isinstance(s, np.floating), isinstance(a, np.ndarray),
+            type(a[0]) is np.float64, isinstance(a, (list, tuple)), isinstance(t, float),
+            isinstance(a.sum() > 0, np.bool_), isinstance(a[0], (int, np.integer))]
+
+
+def test_type_and_isinstance_of_traced_values_answer_for_what_they_stand_for():
+    _check("counter_checked", counter_checked_in_a_rolled_loop, [np.zeros(3)])
+    _check("types", types_of_traced_values, [np.ones(3), 0.5])
+
+    def path_dependent(a, t):
+        s = 0.5
+        if t > 0:
+            s = a.max()
+        return isinstance(s, float)   # NumPy: True on one path; np.float32 is not a float
+    with pytest.raises(cf.TracingError, match=r"the type of a Python float on some paths.*\n.*isinstance\(s, float\)"):
+        cf.jit(path_dependent)(np.ones(2, np.float32), np.float64(1.0))

@@ -32,6 +32,10 @@ def call(fn, *args, **kwargs):
         constructor = None
     if constructor is not None:
         return constructor(*args, **kwargs)
+    if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
+        return args[0].stands_for()
+    if fn is isinstance and len(args) == 2 and isinstance(args[0], TracedArray):
+        return _is_instance(args[0], args[1])
     if (fn is max or fn is min) and not kwargs:
         return statements.extreme(fn, args, sys._getframe(1))
     if fn is warnings.warn:
@@ -45,6 +49,15 @@ def call(fn, *args, **kwargs):
             any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
         return getattr(TracedArray(ops.constant(np.asarray(owner)), scalar=True), fn.__name__)(*args, **kwargs)
     return fn(*args, **kwargs)
+
+
+def _is_instance(x: TracedArray, classes) -> bool:
+    """``isinstance`` of the value a traced array stands for (a loop's counter is an int); asked for
+    TracedArray itself (cofactor's own helpers called from user code), the traced object's."""
+    flat = classes if isinstance(classes, tuple) else (classes,)
+    if any(isinstance(c, type) and issubclass(TracedArray, c) and c is not object for c in flat):
+        return isinstance(x, classes)
+    return issubclass(x.stands_for(), classes)
 
 
 # What converted code calls: the names the rewriting in source.py and control.py emits.

@@ -116,6 +116,11 @@ class TracedArray:
         """The owners whose storage this array reads and writes."""
         return [self] if self.lens is None else self.base.owners()
 
+    def stands_for(self) -> type:
+        """The type user code sees (``type(x)``, ``isinstance``): a Python number's, a NumPy
+        scalar's, or ndarray."""
+        return self.weak or (self.dtype.type if self.scalar else np.ndarray)
+
     # --- static properties ---------------------------------------------------------
     shape = property(lambda self: self.type.shape, lambda self, shape: _set_shape(self, shape))
     dtype = property(lambda self: self.type.dtype)

@@ -72,6 +72,9 @@ class PathNumber(TracedArray):
     def describe(self) -> str:
         return f"a Python {self.python.__name__} on some paths and a numpy.{self.dtype.type.__name__} on others"
 
+    def stands_for(self) -> type:
+        raise _differs(f"the type of {self.describe()}", f"{self.python.__name__} or numpy.{self.dtype.type.__name__}")
+
     def __getitem__(self, index):
         raise _differs(f"indexing {self.describe()}", f"'{self.python.__name__}' object is not subscriptable")
 
