@@ -13,21 +13,35 @@ from .autodiff.transforms import grad, hessian, jacobian, jvp, value_and_grad, v
 from .compiler import (Compiled, JitFunction, OptimizationWarning, RecompileWarning, TraceTimeRandomWarning, compile,
                        jit)
 from .debug import print  # noqa: A001, F401  (cf.print: run-time values from compiled code)
-from .errors import (CofactorError, CompilationError, ConcretizationError, InternalError, SlowCompileWarning,
+from .errors import (ArgumentError, CofactorError, CompilationError, ConcretizationError, InternalError, SlowCompileWarning,
                      TracingError, UnrolledLoopWarning, UnsupportedError)
 from .inspect import code_hlo, code_xla
 from .runtime.array import ConcreteArray, to_device
-from .runtime.devices import devices
+from .runtime.devices import devices, local_devices
 from .runtime.host import install_aligned_allocator as _install_aligned_allocator
 from .tracing.array import TracedArray
+from .tracing.sharding import sharding_constraint
+
+_SHARDING_NAMES = {"Mesh": "Mesh", "NamedSharding": "NamedSharding", "PartitionSpec": "PartitionSpec",
+                   "P": "PartitionSpec"}
+
+
+def __getattr__(name):
+    """jax.sharding's classes (cf.Mesh, cf.NamedSharding, cf.PartitionSpec, cf.P), imported when first used."""
+    if name in _SHARDING_NAMES:
+        from .runtime import sharding
+        return getattr(sharding, _SHARDING_NAMES[name])
+    raise AttributeError(f"module 'cofactor' has no attribute {name!r}")
+
 
 _install_aligned_allocator()  # NumPy arrays made from here on are read by compiled functions in place
 
 __all__ = [
-    "Active", "BatchDuplicated", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",
+    "Active", "ArgumentError", "BatchDuplicated", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",
     "ReverseWithPrimal", "autodiff", "custom_jvp", "stop_gradient",
     "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError", "InternalError",
     "JitFunction", "OptimizationWarning", "RecompileWarning", "SlowCompileWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError",
     "UnrolledLoopWarning", "UnsupportedError",
     "cache", "code_hlo", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp", "code_xla", "compile", "devices", "jit", "to_device",
+    "local_devices", "sharding_constraint", "Mesh", "NamedSharding", "PartitionSpec", "P",
 ]

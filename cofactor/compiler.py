@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .errors import CompilationError, TracingError, UnsupportedError, check_call, warn_in_user_code
-from . import cache
+from . import cache, placement
 from .convert.calls import converted
 from .runtime.devices import devices
 from .passes import runner
@@ -262,9 +262,11 @@ class Compiled:
     """A function compiled for one signature; call it with arguments of that signature."""
 
     def __init__(self, fn, args, kwargs=None, *, optimize="auto", unroll=DEFAULT_UNROLL,
-                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET, max_slice=None, static=((), ())):
+                 max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET, max_slice=None, static=((), ()),
+                 in_shardings=None, out_shardings=None):
         """``static``: (positions, names) of the arguments whose Python floats are constants (the
-        others' are traced, ``numbers_traced``); None: all of them are."""
+        others' are traced, ``numbers_traced``); None: all of them are.  ``in_shardings``,
+        ``out_shardings``: as for ``jit`` (placement.py)."""
         kwargs = kwargs or {}
         self.fn = fn
         self.optimize = optimize
@@ -273,6 +275,9 @@ class Compiled:
         self.trace = self._traced(args, kwargs, Options.of(unroll, max_iterations, checkpoint, op_budget,
                                                                          max_slice))
         self.key, _ = signature(*self.arguments(args, kwargs))
+        self.placement = placement.of(self.trace, *self.arguments(args, kwargs), in_shardings, out_shardings)
+        if self.placement is not None:
+            placement.annotate(self.trace, self.placement)
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
         self.mlir, failed = _optimized(self.raw_mlir, optimize, differentiates(self.raw_mlir))
@@ -285,6 +290,9 @@ class Compiled:
         # auto rival, and disk-cache hits).
         self.timings = {"trace": traced - start, "passes": optimized - traced, "xla": time.perf_counter() - optimized}
         self._out_avals = [(t.shape, t.dtype.str) for t in self.trace.out_types]
+        if self.placement is not None:  # a result on several devices is keyed by its sharding too
+            self._out_avals = [aval + (s,) if len(s.device_set) > 1 else aval
+                               for aval, s in zip(self._out_avals, self.executable.out_shardings)]
         self._single_output = self.trace.out_treedef.kind == "leaf"
         self._params = self.trace.params
         self._writebacks = self.trace.writebacks
@@ -333,12 +341,12 @@ class Compiled:
             chosen = cache.load("auto", self._choice)
             if chosen is not None:
                 self.mlir = rival_mlir if chosen == b"rival" else self.mlir
-                return Executable(self.mlir, types), None
-        executable = Executable(self.mlir, types)
+                return Executable(self.mlir, types, placement=self.placement), None
+        executable = Executable(self.mlir, types, placement=self.placement)
         if rival_mlir is None or executable.slow:  # a program XLA compiles slowly is not compiled twice
             return executable, None
         try:
-            return executable, (rival_mlir, Executable(rival_mlir, types))
+            return executable, (rival_mlir, Executable(rival_mlir, types, placement=self.placement))
         except CompilationError:
             return executable, None
 
@@ -354,7 +362,7 @@ class Compiled:
         def arguments():
             if not self._writebacks:
                 return buffers
-            return [self.executable.to_buffer(np.asarray(b)) for b in buffers]
+            return [self.executable.to_buffer(np.asarray(b), k) for k, b in enumerate(buffers)]
 
         def timed(executable) -> float:
             copies = arguments()
@@ -444,11 +452,13 @@ class Compiled:
 
 
 def compile(fn, *args, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-            op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=(), **kwargs) -> Compiled:
+            op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=(), in_shardings=None,
+            out_shardings=None, **kwargs) -> Compiled:
     """Trace ``fn`` on these arguments and compile it ahead of time (options as for ``jit``)."""
     return Compiled(fn, args, kwargs, optimize=optimize, unroll=unroll, max_iterations=max_iterations,
                     checkpoint=checkpoint, op_budget=op_budget, max_slice=max_slice,
-                    static=static_arguments(fn, static_argnums, static_argnames))
+                    static=static_arguments(fn, static_argnums, static_argnames), in_shardings=in_shardings,
+                    out_shardings=out_shardings)
 
 
 class JitFunction:
@@ -541,7 +551,8 @@ def _changed(old, new, fn, args, kwargs) -> str:
 
 
 def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
-        op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=()):
+        op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=(), in_shardings=None,
+        out_shardings=None):
     """Compile ``fn`` when first called, once per signature.  Usable as ``@jit`` or ``@jit(optimize=...)``.
 
     ``unroll``: ``for`` loops over a static range of at most this many steps run as Python at trace
@@ -560,12 +571,19 @@ def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None,
     values are compile-time constants, and so are the floats of ``static_argnums`` /
     ``static_argnames`` and of a function that needs their values (``range(int(t / dt))``).
 
+    ``in_shardings`` / ``out_shardings``: run as one SPMD program over a mesh of devices, the
+    arguments and results laid out as these NamedShardings say (one for all, or one per
+    positional argument / per result; None: the argument's own sharding, or XLA's choice for a
+    result).  Without them, a function given sharded ConcreteArrays runs sharded as they are
+    (placement.py).
+
     ``optimize``: "auto" (the default) compiles the curated pipeline and, when it gives another
     program, the curated pipeline with the loop rewrites that help some programs and hurt others
     (passes/pipelines.py, TRIED_BY_AUTO); the first call runs both and keeps the faster.  True:
     the curated pipeline only; "upstream": Enzyme-JAX's pipeline unmodified; False: none."""
     options = {"optimize": optimize, "unroll": unroll, "max_iterations": max_iterations, "checkpoint": checkpoint,
-               "op_budget": op_budget, "max_slice": max_slice, "static_argnums": static_argnums, "static_argnames": static_argnames}
+               "op_budget": op_budget, "max_slice": max_slice, "static_argnums": static_argnums, "static_argnames": static_argnames,
+               "in_shardings": in_shardings, "out_shardings": out_shardings}
     if fn is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fn, **options)

@@ -33,6 +33,11 @@ class InternalError(CofactorError):
     exception, and the message names the user's line that was being traced."""
 
 
+class ArgumentError(CofactorError, ValueError):
+    """An argument a compiled function cannot take: a ConcreteArray whose buffer is gone, arrays
+    sharded over different meshes, shardings that do not fit the arrays."""
+
+
 class CompilationError(CofactorError):
     """An internal failure in Enzyme-JAX or XLA; ``diagnostic`` holds their words and
     ``mlir`` the module that caused it."""

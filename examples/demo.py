@@ -1,6 +1,9 @@
 """cofactor's demo: plain NumPy in, StableHLO / Enzyme-JAX / XLA out."""
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -140,6 +143,9 @@ def main():
     positives, (values, counts) = cf.jit(positives_and_counts)(x)
     print(f"x[x > 0] = {np.asarray(positives)}; np.unique(np.round(x), return_counts=True) = "
           f"{np.asarray(values)}, {np.asarray(counts)}")
+
+    section("a sharded run: one SPMD program over 8 CPU devices (examples/sharded.py)")
+    subprocess.run([sys.executable, str(Path(__file__).with_name("sharded.py"))], check=True)
 
     section("autodiff: the gradient of sum((diag(v) @ A + x) ** 2), differentiated after optimization")
     rng = np.random.default_rng(0)

@@ -118,13 +118,15 @@ class Region:
 
 
 class Function:
-    """A func.func with one block; ``arg_attributes`` holds per-argument attribute text."""
+    """A func.func with one block; ``arg_attributes`` / ``result_attributes`` hold per-argument and
+    per-result attribute text."""
 
     def __init__(self, name, arg_types, visibility="public"):
         self.name = name
         self.body = Block(arg_types)
         self.visibility = visibility
         self.arg_attributes: dict[int, dict[str, str]] = {}
+        self.result_attributes: dict[int, dict[str, str]] = {}
         self.result_types: list[TensorType] = []
 
     @property
@@ -136,6 +138,7 @@ class Module:
     def __init__(self, attributes=None):
         self.functions: list[Function] = []
         self.attributes = dict(attributes or {})
+        self.declarations: list[str] = []  # top-level ops before the functions, as text (sdy.mesh)
         # Python objects the module's code calls back into by a key (cf.print's printers): they live
         # as long as the module, which the compiled function holds.
         self.keepalive: list = []

@@ -61,14 +61,15 @@ def _print_op(op: Operation, names: _Names, indent: str, out: list):
     out.append(f"{indent}){attrs}{signature}")
 
 
+def _attribute_text(attrs) -> str:
+    return " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}" if attrs else ""
+
+
 def print_function(fn: Function) -> str:
     names = _Names()
-    args = []
-    for i, a in enumerate(fn.arguments):
-        attrs = fn.arg_attributes.get(i)
-        attr_text = " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}" if attrs else ""
-        args.append(f"{names.define(a, '%arg')}: {a.type.mlir()}{attr_text}")
-    results = ", ".join(t.mlir() for t in fn.result_types)
+    args = [f"{names.define(a, '%arg')}: {a.type.mlir()}{_attribute_text(fn.arg_attributes.get(i))}"
+            for i, a in enumerate(fn.arguments)]
+    results = ", ".join(t.mlir() + _attribute_text(fn.result_attributes.get(i)) for i, t in enumerate(fn.result_types))
     visibility = "" if fn.visibility == "public" else f"{fn.visibility} "
     out = [f"  func.func {visibility}@{fn.name}({', '.join(args)}) -> ({results}) {{"]
     _print_block(fn.body, names, "    ", out, header=False)
@@ -80,5 +81,5 @@ def print_module(module: Module) -> str:
     attrs = ""
     if module.attributes:
         attrs = " attributes {" + ", ".join(f"{k} = {v}" for k, v in module.attributes.items()) + "}"
-    body = "\n".join(print_function(f) for f in module.functions)
+    body = "\n".join([f"  {d}" for d in module.declarations] + [print_function(f) for f in module.functions])
     return f"module{attrs} {{\n{body}\n}}\n"

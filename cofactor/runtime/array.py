@@ -14,15 +14,22 @@ from .devices import default_device
 
 
 @functools.cache
+def single_device(device):
+    """The sharding of arrays on ``device`` alone (one object, so a check is an identity test)."""
+    from jax.sharding import SingleDeviceSharding
+
+    return SingleDeviceSharding(device)
+
+
+@functools.cache
 def transfer(device):
     """jaxlib's batched host-to-device transfer for ``device`` (with the sharding it needs, built
     once): ``put(array, in_place)``, a copy unless ``in_place`` (an array host.readable_in_place
     says the device reads where it is: the caller keeps it unchanged until the run ends)."""
     from jax._src import core
-    from jax.sharding import SingleDeviceSharding
     from jaxlib import _jax, xla_client
 
-    sharding = SingleDeviceSharding(device)
+    sharding = single_device(device)
     aval_of = functools.lru_cache(maxsize=256)(core.ShapedArray)  # building one costs as much as the copy
     zero_copy = xla_client.HostBufferSemantics.ZERO_COPY  # forced to copy unless in place
 
@@ -33,24 +40,35 @@ def transfer(device):
     return put
 
 
+def aval_of(buffer) -> tuple:
+    """(shape, dtype string), and the sharding of an array on several devices: the part of a
+    compiled function's cache key an array argument decides."""
+    aval = (tuple(buffer.shape), np.dtype(buffer.dtype).str)
+    sharding = buffer.sharding
+    return aval + (sharding,) if len(sharding.device_set) > 1 else aval
+
+
 class ConcreteArray:
-    """A device-resident array; ``np.asarray(a)`` copies it to the host."""
+    """A device-resident array, on one device or sharded over several; ``np.asarray(a)`` copies it
+    to the host (gathering its shards)."""
 
     __slots__ = ("buffer", "aval", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buffer, aval=None):
         self.buffer = buffer
-        # (shape, dtype string): the part of a compiled function's cache key this array decides
-        self.aval = aval or (tuple(buffer.shape), np.dtype(buffer.dtype).str)
+        self.aval = aval or aval_of(buffer)
 
     @classmethod
     def from_numpy(cls, array, device=None) -> "ConcreteArray":
-        """A copy of ``array`` on ``device``."""
+        """A copy of ``array`` on ``device``, or sharded as a NamedSharding ``device``."""
         array = np.asarray(array)
         if array.dtype.kind not in "biufc" or array.dtype.itemsize > 16:
             raise TypeError(f"cofactor cannot put arrays of dtype {array.dtype} on a device")
         array = array if array.flags.c_contiguous else array.copy()  # keeps 0-d arrays 0-d
+        if device is not None and not hasattr(device, "client"):  # a sharding
+            from .sharding import put
+            return cls(put(array, device))
         return cls(transfer(device or default_device())(array))
 
     @property
@@ -71,7 +89,18 @@ class ConcreteArray:
 
     @property
     def device(self):
+        """Its device (for a sharded array, one of its devices)."""
         return next(iter(self.buffer.devices()))
+
+    @property
+    def sharding(self):
+        """How it is laid out over devices (a jax.sharding.Sharding, as for a JAX array)."""
+        return self.buffer.sharding
+
+    @property
+    def addressable_shards(self) -> list:
+        """Its shards on this process's devices (each with ``.device``, ``.index`` and ``.data``)."""
+        return self.buffer.addressable_shards
 
     def is_deleted(self) -> bool:
         return self.buffer.is_deleted()
@@ -120,6 +149,11 @@ class ConcreteArray:
 
 
 def to_device(tree, device=None):
-    """Copy every array in a pytree to ``device`` (default: the first); other leaves stay."""
-    return tree_map(lambda x: ConcreteArray.from_numpy(x, device)
-                    if isinstance(x, (np.ndarray, np.generic)) else x, tree)
+    """Copy every array in a pytree to ``device`` (default: the first), or shard it as a
+    NamedSharding ``device`` (cf.NamedSharding(mesh, cf.P("x", None))); a ConcreteArray moves only
+    when a device or sharding is given; other leaves stay."""
+    def moved(x):
+        if isinstance(x, (np.ndarray, np.generic)) or type(x) is ConcreteArray and device is not None:
+            return ConcreteArray.from_numpy(np.asarray(x), device)
+        return x
+    return tree_map(moved, tree)

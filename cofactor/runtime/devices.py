@@ -16,5 +16,14 @@ def devices() -> tuple:
     return tuple(jax.devices())
 
 
+@functools.cache
+def local_devices() -> tuple:
+    """The devices of this process (all of them, unless several processes share one runtime)."""
+    import jax
+
+    return tuple(jax.local_devices())
+
+
 def default_device():
-    return devices()[0]
+    """This process's first device (in a run of several processes, devices()[0] may be another's)."""
+    return local_devices()[0]

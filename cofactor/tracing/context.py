@@ -86,6 +86,7 @@ class TraceContext(Builder):
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
         self.promoted = False        # a while loop carries Python numbers as traced values (the code after it
                                      # sees them traced: if it fails, the function is traced again without)
+        self.mesh = None             # the device mesh cf.sharding_constraint named (the compiler declares it)
 
     def unique_name(self, prefix: str) -> str:
         """A function name not yet used in the module being traced."""

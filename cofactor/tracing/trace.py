@@ -72,6 +72,7 @@ class Trace:
     guards: list           # implicit.Guards: what the globals and cells it read must be at a call
     checks: Checks | None  # its run-time raises and warnings, whose outputs come last (checks.py)
     extents: list          # (output leaf, [(axis, result index of its length)]): outputs cut to run-time lengths
+    mesh: object = None    # the device mesh the program's sharding constraints name (runtime/sharding.py)
 
 
 def output_value(leaf):
@@ -147,7 +148,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
-                 list(context.guards.values()), checks.finish(main.body), extents)
+                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh)
 
 
 def _output_values(out_leaves):

@@ -10,19 +10,21 @@ import threading
 import numpy as np
 
 from .. import cache
-from ..errors import CompilationError, SlowCompileWarning, warn_in_user_code
-from ..runtime.array import ConcreteArray, transfer
+from ..errors import ArgumentError, CompilationError, SlowCompileWarning, warn_in_user_code
+from ..runtime.array import ConcreteArray, single_device, transfer
 from ..runtime.host import readable_in_place
 from ..runtime.devices import default_device
 
 
 def _result_handler(shape, dtype, device):
+    return _sharded_handler(shape, dtype, single_device(device))
+
+
+def _sharded_handler(shape, dtype, sharding):
     from jax._src import core
-    from jax.sharding import SingleDeviceSharding
     from jaxlib import xla_client
 
-    return xla_client.array_result_handler(core.ShapedArray(shape, dtype), SingleDeviceSharding(device),
-                                           committed=True, _skip_checks=True)
+    return xla_client.array_result_handler(core.ShapedArray(shape, dtype), sharding, committed=True, _skip_checks=True)
 
 
 @functools.cache
@@ -48,12 +50,13 @@ def target(device=None) -> str:
                      jaxlib.__version__, str(topology), os.environ.get("XLA_FLAGS", ""), platform.machine(), cpu)
 
 
-def _compile(mlir_text: str, device, options):
-    """(compile_and_load, whether it took longer than its budget), or an executable deserialized
-    from the disk cache."""
+def _compile(mlir_text: str, devices: tuple, options):
+    """(compile_and_load for ``devices``, whether it took longer than its budget), or an executable
+    deserialized from the disk cache."""
     from jaxlib import xla_client
 
-    devices = xla_client.DeviceList((device,))
+    device = devices[0]
+    devices = xla_client.DeviceList(devices)
     name = cache.key(mlir_text, options.SerializeAsString(), target(device))
     serialized = cache.load("xla", name)
     if serialized is not None:
@@ -157,18 +160,45 @@ def _result(*boxes):
     raise boxes[0]["error"]
 
 
-class Executable:
-    """A compiled StableHLO module: call it with device buffers, get device buffers back."""
+def _spmd_options(mesh):
+    """XLA's options for one program partitioned over ``mesh``'s devices by Shardy: partition i runs
+    on the i-th device of the mesh, in row-major order."""
+    from jaxlib import xla_client
 
-    def __init__(self, mlir_text: str, result_types, device=None):
+    options = xla_client.CompileOptions()
+    options.num_replicas, options.num_partitions = 1, mesh.devices.size
+    options.executable_build_options.use_spmd_partitioning = True
+    options.executable_build_options.use_shardy_partitioner = True
+    options.device_assignment = xla_client.DeviceAssignment.create(np.array([[d.id for d in mesh.devices.flat]]))
+    return options
+
+
+class Executable:
+    """A compiled StableHLO module: call it with device buffers, get device buffers back.  With a
+    ``placement`` (compiler's sharded.Placement) it is one SPMD program over the placement's mesh,
+    whose arguments are put, or resharded, as the placement says before each run."""
+
+    def __init__(self, mlir_text: str, result_types, device=None, placement=None):
         from jaxlib import xla_client
 
-        self.device = device or default_device()
-        self.loaded, self.slow = _compile(mlir_text, self.device, xla_client.CompileOptions())
-        self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
-        self._put = transfer(self.device)
+        self.placement = placement
+        if placement is None:
+            self.device = device or default_device()
+            self.loaded, self.slow = _compile(mlir_text, (self.device,), xla_client.CompileOptions())
+            self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
+            self._put = transfer(self.device)
+        else:
+            from ..runtime.sharding import named, replicated
+            devices = tuple(placement.mesh.devices.flat)
+            self.device = devices[0]
+            self.loaded, self.slow = _compile(mlir_text, devices, _spmd_options(placement.mesh))
+            chosen = self.loaded.get_output_shardings()  # None on a mesh of one device
+            self.out_shardings = [named(s, placement.mesh) for s in chosen] if chosen is not None else \
+                [replicated(placement.mesh)] * len(result_types)
+            self._handlers = [_sharded_handler(t.shape, t.dtype, sharding)
+                              for t, sharding in zip(result_types, self.out_shardings)]
         # The device reads host memory where it is; the caller waits for the outputs to know the run has ended.
-        self._in_place = self.device.platform == "cpu" and bool(result_types)
+        self._in_place = placement is None and self.device.platform == "cpu" and bool(result_types)
 
     def __call__(self, buffers) -> list:
         results = self.loaded.execute_sharded(buffers)
@@ -178,19 +208,40 @@ class Executable:
         """XLA's optimized HLO module."""
         return self.loaded.hlo_modules()[0].to_string()
 
-    def to_buffer(self, value):
-        """A device buffer for an argument: a ConcreteArray's own, or a fresh copy of host data."""
-        if type(value) is ConcreteArray:
+    def to_buffer(self, value, k=0):
+        """A device buffer for argument ``k``: a ConcreteArray's own, or a fresh copy of host data
+        (sharded, or resharded, as the program takes it)."""
+        if self.placement is not None:
+            return self._sharded_buffer(value, self.placement.inputs[k])
+        if type(value) is ConcreteArray and (value.buffer.sharding is single_device(self.device)
+                                             or value.device == self.device):
             return value.buffer
-        return ConcreteArray.from_numpy(np.asarray(value), self.device).buffer
+        return ConcreteArray.from_numpy(np.asarray(value), self.device).buffer  # host data, or another device's
+
+    def _sharded_buffer(self, value, sharding):
+        """Validation before an SPMD run, which XLA does not do (a buffer of another shape, dtype,
+        sharding or device order crashes it or is misread): an array already laid out as the
+        program takes it is passed as it is; any other is put there (a NumPy array) or resharded."""
+        from ..runtime.sharding import put
+        if type(value) is ConcreteArray:
+            if value.is_deleted():
+                raise ArgumentError("an argument is a ConcreteArray whose buffer was deleted")
+            have = value.buffer.sharding
+            if have is sharding or (have.is_equivalent_to(sharding, value.ndim) and list(
+                    have._addressable_device_assignment) == list(sharding._addressable_device_assignment)):
+                return value.buffer
+        return put(np.asarray(value), sharding)
 
     def buffers(self, values, shareable=None) -> tuple[list, bool]:
         """Device buffers for arguments, and whether the run must end before the call returns:
         the NumPy arrays among them that ``shareable`` allows (None: all) are read in place where
         the device can, and the caller may write them as soon as it returns."""
+        if self.placement is not None:
+            return [self.to_buffer(value, k) for k, value in enumerate(values)], False
         buffers, waits = [], False
+        sharding = single_device(self.device)
         for k, value in enumerate(values):
-            if type(value) is ConcreteArray:
+            if type(value) is ConcreteArray and value.buffer.sharding is sharding:
                 buffers.append(value.buffer)
             elif type(value) is np.ndarray and value.flags.c_contiguous:  # its dtype was checked at the trace
                 in_place = self._in_place and (shareable is None or shareable[k]) and readable_in_place(value)
