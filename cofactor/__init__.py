@@ -13,10 +13,11 @@ from .autodiff.transforms import grad, hessian, jacobian, jvp, value_and_grad, v
 from .compiler import (Compiled, JitFunction, OptimizationWarning, RecompileWarning, TraceTimeRandomWarning, compile,
                        jit)
 from .debug import print  # noqa: A001, F401  (cf.print: run-time values from compiled code)
-from .errors import (ArgumentError, CofactorError, CompilationError, ConcretizationError, InternalError, SlowCompileWarning,
+from .errors import (ArgumentError, CofactorError, DistributedError, CompilationError, ConcretizationError, InternalError, SlowCompileWarning,
                      TracingError, UnrolledLoopWarning, UnsupportedError)
 from .inspect import code_hlo, code_xla
 from .runtime.array import ConcreteArray, to_device
+from .runtime import distributed
 from .runtime.devices import devices, local_devices
 from .runtime.host import install_aligned_allocator as _install_aligned_allocator
 from .tracing.array import TracedArray
@@ -37,7 +38,7 @@ def __getattr__(name):
 _install_aligned_allocator()  # NumPy arrays made from here on are read by compiled functions in place
 
 __all__ = [
-    "Active", "ArgumentError", "BatchDuplicated", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",
+    "Active", "ArgumentError", "BatchDuplicated", "DistributedError", "distributed", "Const", "Duplicated", "Forward", "ForwardWithPrimal", "Reverse",
     "ReverseWithPrimal", "autodiff", "custom_jvp", "stop_gradient",
     "Compiled", "CofactorError", "CompilationError", "ConcreteArray", "ConcretizationError", "InternalError",
     "JitFunction", "OptimizationWarning", "RecompileWarning", "SlowCompileWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError",

@@ -281,8 +281,9 @@ class Compiled:
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
         self.mlir, failed = _optimized(self.raw_mlir, optimize, differentiates(self.raw_mlir))
-        # After a failed curated pipeline the rival would fail, or run as long, too.
-        rival_mlir = self._rival_mlir() if optimize == "auto" and not failed else None
+        # After a failed curated pipeline the rival would fail, or run as long, too.  A sharded program
+        # is not timed against a rival: processes of one run could choose differently, and then hang.
+        rival_mlir = self._rival_mlir() if optimize == "auto" and not failed and self.placement is None else None
         optimized = time.perf_counter()
         self.executable, self._rival = self._compile(rival_mlir)
         self._trial = threading.Lock()

@@ -38,6 +38,11 @@ class ArgumentError(CofactorError, ValueError):
     sharded over different meshes, shardings that do not fit the arrays."""
 
 
+class DistributedError(CofactorError):
+    """The processes of a multi-process run disagree: they compiled different programs, or one of
+    them did not get to the program the others run."""
+
+
 class CompilationError(CofactorError):
     """An internal failure in Enzyme-JAX or XLA; ``diagnostic`` holds their words and
     ``mlir`` the module that caused it."""

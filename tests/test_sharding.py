@@ -1,9 +1,14 @@
 """Sharded runs: one SPMD program over a mesh of devices (cofactor/placement.py).  The checks need
 several devices, which XLA's CPU client makes only when told before it starts: they run in a
-process of their own with 8 forced devices (tests/sharded_checks.py)."""
+process of their own with 8 forced devices (tests/sharded_checks.py), or in two processes of 2
+devices each on loopback (tests/distributed_checks.py, runtime/distributed.py)."""
+import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -38,3 +43,43 @@ def test_shardings_that_do_not_fit_are_argument_errors():
         cf.jit(lambda a: a + 1, in_shardings=(None, None))(np.ones(2))
     with pytest.raises(cf.ArgumentError, match="takes NamedShardings"):
         cf.jit(lambda a: a + 1, in_shardings=cf.devices()[0])(np.ones(2))
+
+
+DISTRIBUTED = Path(__file__).with_name("distributed_checks.py")
+
+
+def _two_processes(check: str, timeout=90) -> list:
+    """Run ``check`` of tests/distributed_checks.py in two processes x 2 devices: (exit code, output) of each."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    processes = [subprocess.Popen([sys.executable, str(DISTRIBUTED), check, str(port), str(k)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
+    start = time.monotonic()
+    outputs = [p.communicate(timeout=timeout) for p in processes]
+    return [(p.returncode, out, err) for p, (out, err) in zip(processes, outputs)], time.monotonic() - start
+
+
+def test_two_processes_train_a_data_parallel_mlp_as_one_process_does():
+    (a, b), _ = _two_processes("train")
+    for code, out, err in (a, b):
+        assert code == 0, out + err
+    losses = [json.loads(out.strip().splitlines()[-1]) for _, out, _ in (a, b)]
+    assert losses[0]["losses"] == losses[1]["losses"] and len(losses[0]["losses"]) == 20
+    assert losses[0]["largest_difference"] < 1e-12, losses[0]
+    assert losses[0]["losses"][-1] < losses[0]["losses"][0] / 2
+
+
+def test_processes_that_compile_different_programs_stop_before_running_them():
+    runs, seconds = _two_processes("mismatch")
+    for k, (code, out, err) in enumerate(runs):
+        assert code == 0 and f"DistributedError: process {1 - k} compiled another program" in out, out + err
+    assert seconds < 60
+
+
+def test_a_peer_that_dies_ends_the_other_process():
+    (survivor, killed), seconds = _two_processes("killed", timeout=120)
+    assert killed[0] == -signal.SIGKILL
+    assert survivor[0] != 0 and "another task died" in survivor[2], survivor[2][-2000:]
+    assert seconds < 60

@@ -111,10 +111,21 @@ class ConcreteArray:
 
     def __array__(self, dtype=None, copy=None):
         self.buffer.block_until_ready()  # a wait Ctrl-C interrupts (the copy below would only end with the run)
-        array = np.asarray(self.buffer)
+        array = np.asarray(self._local())
         if dtype is not None and np.dtype(dtype) != array.dtype:
             return array.astype(dtype)
         return array.copy() if copy else array
+
+    def _local(self):
+        """What this process can read of it: all of it, or, in a run of several processes, one copy
+        of a replicated array."""
+        if self.buffer.is_fully_addressable:
+            return self.buffer
+        if self.buffer.is_fully_replicated:
+            return self.buffer.addressable_shards[0].data
+        from ..errors import ArgumentError
+        raise ArgumentError("this array's shards are spread over several processes, so it cannot become one NumPy "
+                            "array in one of them: read its .addressable_shards")
 
     def __len__(self):
         if not self.shape:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import cache
 from ..errors import ArgumentError, CompilationError, SlowCompileWarning, warn_in_user_code
+from ..runtime import distributed
 from ..runtime.array import ConcreteArray, single_device, transfer
 from ..runtime.host import readable_in_place
 from ..runtime.devices import default_device
@@ -192,6 +193,7 @@ class Executable:
             devices = tuple(placement.mesh.devices.flat)
             self.device = devices[0]
             self.loaded, self.slow = _compile(mlir_text, devices, _spmd_options(placement.mesh))
+            distributed.agree(cache.key(mlir_text, str([d.id for d in devices])))  # several processes: one program
             chosen = self.loaded.get_output_shardings()  # None on a mesh of one device
             self.out_shardings = [named(s, placement.mesh) for s in chosen] if chosen is not None else \
                 [replicated(placement.mesh)] * len(result_types)
