@@ -140,24 +140,29 @@ _ENZYME_PASS = ('enzyme{postpasses="arith-raise{stablehlo=true},enzyme-batch-to-
                 'cse,canonicalize,remove-unnecessary-enzyme-ops,enzyme-simplify-math,canonicalize,cse,canonicalize"}')
 
 
-def _patterns(enzyme_call, propagate: int, excluded) -> str:
-    """The transform-pattern list, with enzyme_ad 0.0.16's default arguments."""
-    main, _ = enzyme_call.get_transform_passes_list(
+def _patterns(enzyme_call, propagate: int, excluded, comms=False) -> tuple[str, str]:
+    """The transform-pattern lists (main, lowering), with enzyme_ad 0.0.16's default arguments;
+    ``comms``: with the patterns that recognize communication (rotate, wrap, extend) and their lowerings."""
+    return enzyme_call.get_transform_passes_list(
         1024, 4, propagate, propagate,  # max constant, while unroll threshold, reshape/transpose propagation
         False, False, False, True,  # no_nan, all_finite, dus_to_concat, dus_slice_simplify
         False, False, False, False,  # sum_to_reducewindow, sum_to_conv, aggressive_sum_to_conv, while_concat
-        True, False, False, False, False,  # aggressive_propagation, is_sharded, raise to blas, comms x2
+        True, False, False, comms, comms,  # aggressive_propagation, is_sharded, raise to blas, recognize/lower comms
         True, True, True, False,  # structured tensors detection/rewrites, scatter/gather opt, slice_to_batch
         True, True, True, True, 10,  # reduce_slice_fusion, concat_to_batch, loop raising, licm, unswitch
         True, False, True, 1024,  # pad opt, self_to_convolution_like, dot formation, max reused constant
         list(excluded))
-    return main
 
 
-def _optimization_passes(enzyme_call, propagate, excluded) -> str:
-    transform = ("enzyme-hlo-generate-td{patterns=" + _patterns(enzyme_call, propagate, excluded) + "},"
-                 "transform-interpreter,enzyme-hlo-remove-transform")
-    return "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse,canonicalize," + transform
+def _transform(patterns: str) -> str:
+    return "enzyme-hlo-generate-td{patterns=" + patterns + "},transform-interpreter,enzyme-hlo-remove-transform"
+
+
+def _optimization_passes(enzyme_call, propagate, excluded, comms=False) -> str:
+    main, lower = _patterns(enzyme_call, propagate, excluded, comms)
+    # A recognized rotate left unlowered (enzymexla.rotate) fails in XLA: its lowering always follows.
+    transforms = _transform(main) + ("," + _transform(lower) if comms else "")
+    return "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse,canonicalize," + transforms
 
 
 # Excluded patterns that help some programs and hurt others (see their entries): optimize="auto"
@@ -166,7 +171,12 @@ TRIED_BY_AUTO = ("while_dus",)
 
 
 def build(enzyme_call, kind: str, differentiate: bool) -> str:
-    """The pipeline text for ``kind`` in {"curated", "curated+loops", "upstream", "none"}.
+    """The pipeline text for ``kind`` in {"curated", "curated+loops", "upstream", "none"}, or
+    "curated+comms", with Enzyme-JAX's communication rewrites, which no program gets: measured by
+    benchmarks/sharded.py (2026-11-26, 2-8 forced CPU devices), they leave the collectives and bytes
+    moved of a row-sharded matmul chain (2 all-gather, 4 MiB) and a periodic np.roll stencil (2
+    collective-permute, 8 KiB) as they are (XLA's partitioner already finds the halo exchange), and
+    the optimize-communication pass needs per-op shardings no pass of enzyme-ad 0.0.16 propagates.
 
     With ``differentiate`` the Enzyme AD pass sits inside the optimization
     pipeline, so gradients are taken of the optimized program.
@@ -176,9 +186,9 @@ def build(enzyme_call, kind: str, differentiate: bool) -> str:
             return "strip-debuginfo"  # only parses and pretty-prints
         return ",".join(["enzyme-batch", _ENZYME_PASS, "canonicalize", "remove-unnecessary-enzyme-ops",
                          "enzyme-simplify-math", "strip-debuginfo", XLA_SUFFIX])
-    excluded = {"curated": list(EXCLUDED_PATTERNS), "upstream": [],
+    excluded = {"curated": list(EXCLUDED_PATTERNS), "upstream": [], "curated+comms": list(EXCLUDED_PATTERNS),
                 "curated+loops": [p for p in EXCLUDED_PATTERNS if p not in TRIED_BY_AUTO]}[kind]
-    up = _optimization_passes(enzyme_call, 1, excluded)
+    up = _optimization_passes(enzyme_call, 1, excluded, comms=kind == "curated+comms")
     if not differentiate:
         return ",".join([up, "strip-debuginfo", XLA_SUFFIX])
     down = _optimization_passes(enzyme_call, 2, excluded)
