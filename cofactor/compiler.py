@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .errors import CompilationError, TracingError, UnsupportedError, check_call, warn_in_user_code
+from .errors import ArgumentError, CompilationError, TracingError, UnsupportedError, check_call, warn_in_user_code
 from . import cache, placement
 from .convert.calls import converted
 from .runtime.devices import devices
@@ -186,6 +186,13 @@ def signature(args, kwargs):
     # The same array passed twice is traced as one array (a write through one shows in the other).
     aliases = None if len(set(ids)) == len(ids) else tuple(ids.index(i) for i in ids)
     return (treedef, tuple(_leaf_key(leaf) for leaf in leaves), aliases), arrays
+
+
+def _unsharded(key):
+    """A signature without its arrays' shardings (the third entry of a sharded array's aval): a
+    compiled program reshards an argument laid out otherwise."""
+    treedef, leaves, aliases = key
+    return treedef, tuple(leaf[:2] if type(leaf) is tuple and len(leaf) == 3 else leaf for leaf in leaves), aliases
 
 
 def _aval(a) -> tuple:
@@ -439,8 +446,8 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         args, kwargs = self.arguments(args, kwargs)
         key, arrays = signature(args, kwargs)
-        if key != self.key:
-            raise TypeError(f"this function was compiled for other arguments: {self.key[1]} "
+        if key != self.key and _unsharded(key) != _unsharded(self.key):
+            raise ArgumentError(f"this function was compiled for other arguments: {self.key[1]} "
                             f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
         try:
             return self.call_leaves(arrays, args, kwargs)

@@ -33,9 +33,10 @@ class InternalError(CofactorError):
     exception, and the message names the user's line that was being traced."""
 
 
-class ArgumentError(CofactorError, ValueError):
-    """An argument a compiled function cannot take: a ConcreteArray whose buffer is gone, arrays
-    sharded over different meshes, shardings that do not fit the arrays."""
+class ArgumentError(CofactorError, ValueError, TypeError):
+    """Arguments a compiled function cannot take: other shapes, dtypes or counts than a Compiled
+    was compiled for, a ConcreteArray whose buffer is gone, arrays sharded over different meshes,
+    shardings that do not fit the arrays."""
 
 
 class DistributedError(CofactorError):

@@ -58,6 +58,28 @@ def check_stencil_exchanges_halos():
     assert "collective-permute" in collectives(f.lower(us)), collectives(f.lower(us))
 
 
+def heat_steps(u, steps):
+    for _ in range(steps):   # a rolled loop of in-place updates of a sharded array
+        u[1:-1, 1:-1] += 0.1 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+    return u.sum(axis=0), u.max()
+
+
+def check_stencil_time_loop_updates_in_place_and_reduces():
+    u = rng.standard_normal((16, 32))
+    us = cf.to_device(u, sharded(("x", "y")))
+    want_u = u.copy()
+    want = heat_steps(want_u, 20)
+    f = cf.jit(heat_steps)
+    compiled = f.lower(us, 20)
+    got = f(us, 20)
+    close(got[0], want[0])
+    close(got[1], want[1])
+    close(us, want_u)                     # the caller's array, updated in place, still sharded
+    assert us.sharding.spec == cf.P("x", "y")
+    assert "stablehlo.while" in compiled.mlir
+    assert {"collective-permute", "all-reduce"} <= collectives(compiled), collectives(compiled)
+
+
 def check_in_and_out_shardings_from_numpy_arguments():
     a, b = rng.standard_normal((8, 12)), rng.standard_normal((12, 4))
     want = sharded((None, "y"))
@@ -152,6 +174,29 @@ def check_differently_laid_out_arguments_are_resharded():
         assert "deleted" in str(e)
     else:
         raise AssertionError("a deleted buffer was not refused")
+
+
+def check_every_bad_argument_of_the_spike_is_resharded_or_refused():
+    """Spike §3, against one compiled program (cf.compile: it does not compile again): an argument
+    laid out otherwise is resharded, one of another shape, dtype or count is a cf.ArgumentError."""
+    x = rng.standard_normal((16, 8))
+    compiled = cf.compile(lambda a: a * 2 + a.sum(axis=0), cf.to_device(x, sharded(("x", "y"))))
+    want = x * 2 + x.sum(axis=0)
+    half = cf.Mesh(np.array(cf.devices()[4:]).reshape(2, 2), ("x", "y"))
+    reordered = cf.Mesh(np.array(cf.devices())[::-1].reshape(2, 4), ("x", "y"))
+    for arg in [cf.to_device(x), cf.to_device(x, cf.NamedSharding(half, cf.P("x", "y"))), cf.to_device(x, sharded(())),
+                cf.to_device(x, cf.NamedSharding(reordered, cf.P("x", "y"))), cf.to_device(x, sharded(("y", "x")))]:
+        close(compiled(arg), want)
+    for args in [(cf.to_device(x.astype(np.float32), sharded(("x", "y"))),), (cf.to_device(np.ones((16, 32)),
+                                                                                           sharded(("x", "y"))),), ()]:
+        try:
+            compiled(*args)
+        except cf.ArgumentError as e:
+            assert "compiled for other arguments" in str(e), e
+        else:
+            raise AssertionError(f"{args} was not refused")
+    one_device = cf.compile(lambda a: a * 2 + a.sum(axis=0), x)   # and a sharded array to a one-device program
+    close(one_device(cf.to_device(x, sharded(("x", "y")))), want)
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in dict(globals()).items() if name.startswith("check_")}

@@ -215,8 +215,7 @@ class Executable:
         (sharded, or resharded, as the program takes it)."""
         if self.placement is not None:
             return self._sharded_buffer(value, self.placement.inputs[k])
-        if type(value) is ConcreteArray and (value.buffer.sharding is single_device(self.device)
-                                             or value.device == self.device):
+        if type(value) is ConcreteArray and value.buffer.sharding.device_set == {self.device}:
             return value.buffer
         return ConcreteArray.from_numpy(np.asarray(value), self.device).buffer  # host data, or another device's
 
