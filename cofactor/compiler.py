@@ -1,29 +1,31 @@
 """From a Python function to a callable executable: trace, optimize, compile, cache.
 
 This is the one module that walks the whole pipeline (tracing -> IR ->
-passes -> XLA -> runtime); each step lives in its own layer.
+passes -> XLA -> runtime); each step lives in its own layer, and what a call does with its
+arguments (signatures, validation, write-back) in call.py, where they run in placement.py.
 """
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
 import time
 import warnings
 
 import numpy as np
 
-from .errors import ArgumentError, CompilationError, TracingError, UnsupportedError, check_call, warn_in_user_code
+from .errors import ArgumentError, CompilationError, check_call, warn_in_user_code
 from . import cache, placement
+from .call import (aval_key, changed_arguments, check_implicit_writable, check_writable, cut_to_lengths, numbers_traced,
+                   signature, static_arguments, traced_arguments, unsharded, wait_for, write_back)
 from .convert.calls import converted
 from .runtime.devices import devices
 from .passes import runner
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
-from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, STATEFUL_TYPES, Options
+from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, Options
 from .tracing.context import is_tracing
 from .tracing import checks, implicit
-from .tracing.trace import PythonNumber, is_array, trace
+from .tracing.trace import trace
 from .xla.executable import Executable, target
 
 _PIPELINES = {True: "curated", "auto": "curated", "upstream": "upstream", False: "none"}
@@ -99,170 +101,6 @@ def _first_error(e: CompilationError) -> str:
 def differentiates(text: str) -> bool:
     """Whether a module holds Enzyme ops (so it needs the AD pass before XLA can compile it)."""
     return '"enzyme.' in text
-
-
-def _leaf_key(leaf):
-    if type(leaf) is PythonNumber:
-        return ("python", type(leaf.value))
-    if type(leaf) is ConcreteArray:
-        return leaf.aval
-    if is_array(leaf):
-        return (tuple(np.shape(leaf)), np.dtype(leaf.dtype).str)
-    if type(leaf) in STATEFUL_TYPES:  # traced as state (a random generator): any one will do
-        return ("state", type(leaf))
-    try:
-        hash(leaf)
-    except TypeError:
-        raise TracingError(f"an argument of type {type(leaf).__name__} is neither an array nor hashable, "
-                           "so it cannot be a compile-time constant") from None
-    return (type(leaf), leaf)
-
-
-def static_arguments(fn, static_argnums=(), static_argnames=()) -> tuple[set, set]:
-    """(positions, names) of the arguments whose Python numbers stay compile-time constants."""
-    positions = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
-    names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
-    try:
-        parameters = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return positions, names
-    positions |= {parameters.index(n) for n in names if n in parameters}
-    names |= {parameters[k] for k in positions if k < len(parameters)}
-    return positions, names
-
-
-def numbers_traced(args, kwargs, static) -> tuple | None:
-    """``(args, kwargs)`` with their Python floats and complex numbers (outside the ``static``
-    arguments) wrapped to be traced as values, or None where there are none."""
-    positions, names = static
-    found = False
-
-    def wrapped(value):
-        nonlocal found
-        if type(value) in (np.ndarray, ConcreteArray, int, bool, str) or value is None:
-            return value
-        if type(value) in (float, complex):
-            found = True
-            return PythonNumber(value)
-        leaves, treedef = flatten(value)
-        if not any(type(leaf) in (float, complex) for leaf in leaves):
-            return value
-        found = True
-        return unflatten(treedef, [PythonNumber(x) if type(x) in (float, complex) else x for x in leaves])
-
-    args = tuple(a if k in positions else wrapped(a) for k, a in enumerate(args))
-    kwargs = {k: v if k in names else wrapped(v) for k, v in kwargs.items()}
-    return (args, kwargs) if found else None
-
-
-def traced_arguments(args, kwargs, static) -> tuple:
-    """The arguments as a function with these ``static`` arguments is traced (None: all constants)."""
-    return (static is not None and numbers_traced(args, kwargs, static)) or (args, kwargs)
-
-
-@functools.cache
-def _positional_treedef(count: int):
-    return flatten(((None,) * count, {}), is_leaf=lambda x: x is None)[1]
-
-
-def signature(args, kwargs):
-    """(cache key, array leaves): arrays count by shape and dtype, other leaves by value."""
-    if not kwargs:
-        # The hot path of a compiled call: the same key the general path builds, without walking a tree.
-        avals = []
-        for a in args:
-            if type(a) is ConcreteArray:
-                avals.append(a.aval)
-            elif type(a) is np.ndarray:
-                avals.append((a.shape, a.dtype.str))
-            else:
-                break
-        else:
-            if len(args) < 2 or len({id(a) for a in args}) == len(args):
-                return (_positional_treedef(len(args)), tuple(avals), None), args
-    leaves, treedef = flatten((args, kwargs))
-    arrays = [leaf for leaf in leaves if is_array(leaf)]
-    ids = [id(a) for a in arrays]
-    # The same array passed twice is traced as one array (a write through one shows in the other).
-    aliases = None if len(set(ids)) == len(ids) else tuple(ids.index(i) for i in ids)
-    return (treedef, tuple(_leaf_key(leaf) for leaf in leaves), aliases), arrays
-
-
-def _unsharded(key):
-    """A signature without its arrays' shardings (the third entry of a sharded array's aval): a
-    compiled program reshards an argument laid out otherwise."""
-    treedef, leaves, aliases = key
-    return treedef, tuple(leaf[:2] if type(leaf) is tuple and len(leaf) == 3 else leaf for leaf in leaves), aliases
-
-
-def _aval(a) -> tuple:
-    """(shape, dtype string) of an array argument, the part of the hot path's key it decides."""
-    if type(a) is ConcreteArray:
-        return a.aval
-    if type(a) is np.ndarray:
-        return a.shape, a.dtype.str
-    raise TypeError("not an array argument")
-
-
-def _wait(outputs):
-    """Until the run ends: host arguments read in place must not change under it (the caller may
-    write them as soon as the call returns)."""
-    for out in outputs:
-        out.block_until_ready()
-
-
-def _check_writable(arrays, writebacks):
-    """Refuse, before running, arguments whose in-place update cannot reach the caller."""
-    host = [a for a in arrays if type(a) is np.ndarray]
-    for k, _ in writebacks:
-        arg = arrays[k]
-        _check_updatable(arg, "an argument")
-        if type(arg) is not ConcreteArray and any(other is not arg and np.may_share_memory(arg, other)
-                                                  for other in host):
-            raise UnsupportedError("the function updates an argument in place that shares memory with another "
-                                   "argument (a view of it); pass the base array once instead")
-
-
-def _check_updatable(array, what):
-    if type(array) is ConcreteArray:
-        return
-    if not isinstance(array, np.ndarray):
-        raise UnsupportedError(f"the function updates {what} of type {type(array).__name__} in place; "
-                               "only NumPy arrays and ConcreteArrays can be updated for the caller")
-    if not array.flags.writeable:
-        raise ValueError("assignment destination is read-only")
-
-
-def _check_implicit_writable(arrays, fetched, writebacks):
-    """Refuse, before running, a global or cell array the function writes that cannot be
-    written, and one that shares memory with an argument (the trace took them as two arrays)."""
-    for k, _ in writebacks:
-        _check_updatable(fetched[k], "a global or closure variable")
-    host = [a for a in arrays if isinstance(a, np.ndarray)]
-    for k, value in enumerate(fetched):
-        others = host + fetched[k + 1:]
-        if isinstance(value, np.ndarray) and any(isinstance(a, np.ndarray) and a is not value and
-                                                 np.may_share_memory(value, a) for a in others):
-            raise UnsupportedError("the function reads an array through a global or closure variable that shares "
-                                   "memory with another array it reads (a view of it), and writes one of them; "
-                                   "pass the base array alone, as an argument or one global")
-
-
-def _write_back(arg, buffer):
-    """Give the caller's array its updated value: a ConcreteArray takes the (donated) buffer,
-    a NumPy array gets the data copied in."""
-    if type(arg) is ConcreteArray:
-        arg.buffer = buffer
-    else:
-        np.copyto(arg, np.asarray(buffer))
-
-
-def _cut(result: ConcreteArray, lengths) -> ConcreteArray:
-    """An output with run-time extents, at its lengths (NumPy's shape)."""
-    index = [slice(None)] * result.ndim
-    for axis, n in lengths:
-        index[axis] = slice(0, n)
-    return ConcreteArray.from_numpy(np.asarray(result)[tuple(index)], result.device)
 
 
 class Compiled:
@@ -405,7 +243,7 @@ class Compiled:
             self._keep_faster(buffers)
         outputs = self.executable(buffers)
         if waits:
-            _wait(outputs)
+            wait_for(outputs)
         if self._single_output:
             return ConcreteArray(outputs[0], self._out_avals[0])
         return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])
@@ -416,14 +254,14 @@ class Compiled:
         if self._guards:
             implicit.check(self._guards, arrays)
         if self._writebacks:
-            _check_writable(arrays, self._writebacks)
+            check_writable(arrays, self._writebacks)
         positions = range(len(arrays)) if self._params is None else self._params
         fetched = []
         if self._host_inputs:
             leaves = flatten((args, kwargs))[0]
             fetched = [h.fetch(leaves) for h in self._host_inputs]
             if self.trace.implicit_writebacks or self._writebacks:
-                _check_implicit_writable(arrays, fetched, self.trace.implicit_writebacks)
+                check_implicit_writable(arrays, fetched, self.trace.implicit_writebacks)
         buffers, waits = self.executable.buffers([arrays[k] for k in positions] + fetched,
                                                  [k not in self._donated for k in positions]
                                                  + [k not in self._written_hosts for k in range(len(fetched))])
@@ -431,22 +269,22 @@ class Compiled:
             self._keep_faster(buffers)
         outputs = self.executable(buffers)
         if waits:
-            _wait(outputs)
+            wait_for(outputs)
         for k, j in self._writebacks:
-            _write_back(arrays[k], outputs[j])
+            write_back(arrays[k], outputs[j])
         for k, j in self.trace.implicit_writebacks:
-            _write_back(fetched[k], outputs[j])
+            write_back(fetched[k], outputs[j])
         if self._checks is not None:
             checks.after_call(self._checks, np.asarray(outputs[-1]))
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         for k, lengths in self.trace.extents:
-            results[k] = _cut(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
+            results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):
         args, kwargs = self.arguments(args, kwargs)
         key, arrays = signature(args, kwargs)
-        if key != self.key and _unsharded(key) != _unsharded(self.key):
+        if key != self.key and unsharded(key) != unsharded(self.key):
             raise ArgumentError(f"this function was compiled for other arguments: {self.key[1]} "
                             f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
         try:
@@ -492,7 +330,7 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if not kwargs:
             try:
-                avals = tuple([_aval(a) for a in args])
+                avals = tuple([aval_key(a) for a in args])
                 compiled = self._by_avals.get(avals)
             except TypeError:
                 compiled = None
@@ -531,31 +369,16 @@ class JitFunction:
                     self._by_avals = {k: c for k, c in self._by_avals.items() if c is not dropped}
                 if not self._transform and compiled is not stale and len(self.cache) == RECOMPILE_WARNING + 1:
                     warn_in_user_code(f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; "
-                                      f"the last call changed {_changed(self._last_key, compiled.key, self.fn, args, kwargs)}: "
+                                      f"the last call changed {changed_arguments(self._last_key, compiled.key, self.fn, args, kwargs)}: "
                                       "each new one is traced and compiled again", RecompileWarning)
                 self._last_key = compiled.key
                 if not kwargs and all(type(a) in (ConcreteArray, np.ndarray) for a in args) and compiled.is_pure:
-                    self._by_avals[tuple(_aval(a) for a in args)] = compiled
+                    self._by_avals[tuple(aval_key(a) for a in args)] = compiled
             return compiled
 
     def lower(self, *args, **kwargs) -> Compiled:
         key, _ = signature(*self._arguments(args, kwargs))
         return self.cache.get(key) or self._compile(key, args, kwargs)
-
-
-def _changed(old, new, fn, args, kwargs) -> str:
-    """Which arguments differ between two signatures (cache keys; ``args``, ``kwargs``: the new
-    one's call), for RecompileWarning."""
-    if old is None or old[0] != new[0]:
-        return "the structure of its arguments"
-    try:
-        parameters = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        parameters = []
-    owners = [parameters[k] if k < len(parameters) else f"argument {k}" for k, a in enumerate(args)
-              for _ in flatten(a)[0]] + [name for name, v in kwargs.items() for _ in flatten(v)[0]]
-    changed = dict.fromkeys(owner for owner, a, b in zip(owners, old[1], new[1]) if a != b)
-    return "the aliasing of its arguments" if not changed else ", ".join(changed)
 
 
 def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
