@@ -68,8 +68,8 @@ def test_curated_pipeline_excludes_the_measured_patterns():
 import sys; sys.path.insert(0, {os.path.dirname(pipelines.__file__)!r})
 import pipelines, worker
 enzyme_call = worker._load_enzyme_call()
-upstream = set(pipelines._patterns(enzyme_call, 1, []).split(';'))
-curated = set(pipelines._patterns(enzyme_call, 1, list(pipelines.EXCLUDED_PATTERNS)).split(';'))
+upstream = set(pipelines._patterns(enzyme_call, 1, [])[0].split(';'))
+curated = set(pipelines._patterns(enzyme_call, 1, list(pipelines.EXCLUDED_PATTERNS))[0].split(';'))
 print(sorted(p.split('<')[0].split('(')[0] for p in upstream - curated))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout

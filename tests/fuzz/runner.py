@@ -401,7 +401,8 @@ def run_tasks(tasks, jobs=1, timeout=TIMEOUT):
                     busy[conn][3] = payload
                     continue
                 del busy[conn]
-                if kind == "last":  # the worker has served its share and exits
+                if kind == "last":  # the worker has served its share: its exit may wait minutes for
+                    process.kill()  # a compile XLA could not finish in time (abandoned), so it is not awaited
                     process.join()
                     idle.append(start())
                 else:
