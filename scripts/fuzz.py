@@ -106,7 +106,8 @@ def print_summary(outcomes, elapsed, jobs):
     if notes:
         print("\nOptimizationWarnings (the optimized program fell back to the unoptimized one):")
         for note, count in notes.most_common():
-            print(f"{count:>6}  {note[:160]}")
+            seeds = [seed for seed, o in outcomes.items() if any(re.sub(r"\d+", "N", w) == note for w in o.warnings)]
+            print(f"{count:>6}  {note[:160]}\n        seeds: {' '.join(map(str, sorted(seeds)[:8]))}")
     slow = sorted(outcomes.items(), key=lambda item: item[1].seconds, reverse=True)[:3]
     print("\nslowest: " + ", ".join(f"seed {seed} {o.seconds:.1f} s" for seed, o in slow))
 

@@ -191,6 +191,14 @@ def test_window_lengths_that_differ_at_run_time_are_numpys_error():
         f(np.arange(4.0), np.int64(2))
 
 
+def test_windows_of_one_bound_need_no_run_time_length_check():
+    """np.dot(A[i, :j], A[j, :j]) computes the length of :j twice: the same computation, so equal."""
+    m = np.random.default_rng(3).random((12, 12))
+    assert cf.compile(cholesky, m @ m.T + 12 * np.eye(12)).trace.checks is None
+    shifted = cf.compile(lambda x, k: x[:k] + x[1:k + 1], np.arange(6.0), np.int64(3))
+    assert shifted.trace.checks is not None   # lengths k and k + 1 - 1, which it cannot prove equal
+
+
 def test_an_element_past_a_window_is_numpys_index_error():
     f = cf.jit(lambda x, k: x[:k][2])
     assert float(np.asarray(f(np.arange(5.0), np.int64(4)))) == 2.0

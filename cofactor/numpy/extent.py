@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, located
 from ..ir import ops
-from ..ir.core import Value
+from ..ir.core import Operation, Value
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ._core import asarray, value, wrap
@@ -91,9 +91,26 @@ def _const(n) -> Value:
     return ops.constant(np.asarray(n, _I64))
 
 
-def _same(a: Value, b: Value) -> bool:
-    """Whether two int64 scalars are equal whatever the program's data: one Value, or equal constants."""
-    return a is b or _known(a) is not None and _known(a) == _known(b)
+# Operations whose result depends on their operands and attributes alone (no regions, no effects).
+_PURE = {"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
+         "stablehlo.convert", "stablehlo.reshape", "stablehlo.negate", "stablehlo.select", "stablehlo.compare",
+         "stablehlo.clamp", "stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.broadcast_in_dim"}
+
+
+def _same(a: Value, b: Value, depth: int = 8) -> bool:
+    """Whether two int64 scalars are equal whatever the program's data: one Value, equal constants,
+    or the same pure operation on operands that are (two slices ``x[i, :j]`` and ``x[k, :j]`` compute
+    the length of ``:j`` twice)."""
+    if a is b:
+        return True
+    if _known(a) is not None or _known(b) is not None:
+        return _known(a) == _known(b)
+    x, y = a.owner, b.owner
+    if depth == 0 or not isinstance(x, Operation) or not isinstance(y, Operation) or x.name not in _PURE:
+        return False
+    return (x.name == y.name and a.index == b.index and a.type == b.type and x.attributes == y.attributes
+            and len(x.operands) == len(y.operands)
+            and all(_same(p, q, depth - 1) for p, q in zip(x.operands, y.operands)))
 
 
 def _both(a: Value, b: Value) -> Value:
