@@ -902,3 +902,13 @@ def seed_1213217(m, c):                 # error from broadcasting a row into the
         rows.append(m[i % 3] * 2)
     m.fill(sum(rows))
     return c
+
+
+@regression(np.array([-0.56, 1.58], np.float32), np.array(0.1, np.float32))  # seed 6005159, shrunk: np.tanh of
+def python_float_or_float32_scalar(a, t):                                    # a Python float on one path and a
+    p0 = -1.5                                                                # float32 on the other: float64 or
+    if t < 0.5:                                                              # float32, by path (a clear error)
+        pass
+    else:
+        p0 -= np.max(a)
+    return np.tanh(p0), p0 * a, p0 > 0.0
