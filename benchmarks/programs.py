@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from extent_kernels import KERNELS
+from raised_kernels import fir, jacobi
 
 PROGRAMS = {}  # name -> (builder, options)
 
@@ -118,6 +119,42 @@ def stencil_2d(quick):
 
     n, rng = 120 if quick else 300, _rng()
     return f, f, j, (rng.random((n, n)), rng.random((n, n)))
+
+
+@program
+def kernel_jacobi_2d(quick):
+    """stencil_2d written as a CUDA-style kernel (raised to slices), against NumPy's vectorized sweep."""
+    numpy_fn, _, jax_fn, inputs = stencil_2d(quick)
+    n = inputs[0].shape[0]
+    blocks = ((n + 15) // 16, (n + 15) // 16)
+
+    def f(a, b):
+        for _ in range(50):
+            jacobi[blocks, (16, 16)](a, b)
+            jacobi[blocks, (16, 16)](b, a)
+        return a
+    return numpy_fn, f, jax_fn, inputs
+
+
+@program
+def kernel_fir(quick):
+    """A 16-tap FIR filter as a kernel with an in-kernel loop, against np.correlate."""
+    n = 20_000 if quick else 400_000
+    x, w = _rng().standard_normal(n), _rng().standard_normal(16)
+
+    def numpy_fn(x, w):
+        y = np.zeros_like(x)
+        y[:n - 15] = np.correlate(x, w, mode="valid")
+        return y
+
+    def f(x, w):
+        y = np.zeros_like(x)
+        fir[(n + 255) // 256, 256](x, w, y)
+        return y
+
+    def j(x, w):
+        return jnp.zeros_like(x).at[:n - 15].set(jnp.correlate(x, w, mode="valid"))
+    return numpy_fn, f, j, (x, w)
 
 
 @program

@@ -16,6 +16,8 @@ from .debug import print  # noqa: A001, F401  (cf.print: run-time values from co
 from .errors import (ArgumentError, CofactorError, DistributedError, CompilationError, ConcretizationError, InternalError, SlowCompileWarning,
                      TracingError, UnrolledLoopWarning, UnsupportedError)
 from .inspect import code_hlo, code_xla
+from .kernels.api import Kernel as kernel, atomic, blockDim, blockIdx, grid, gridDim, gridsize, shared, syncthreads, \
+    threadIdx
 from .runtime.array import ConcreteArray, to_device
 from .runtime import distributed
 from .runtime.devices import devices, local_devices
@@ -44,5 +46,6 @@ __all__ = [
     "JitFunction", "OptimizationWarning", "RecompileWarning", "SlowCompileWarning", "TraceTimeRandomWarning", "TracedArray", "TracingError",
     "UnrolledLoopWarning", "UnsupportedError",
     "cache", "code_hlo", "grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp", "code_xla", "compile", "devices", "jit", "to_device",
-    "local_devices", "sharding_constraint", "Mesh", "NamedSharding", "PartitionSpec", "P",
+    "local_devices", "sharding_constraint", "kernel", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim",
+    "gridDim", "atomic", "shared", "syncthreads", "Mesh", "NamedSharding", "PartitionSpec", "P",
 ]

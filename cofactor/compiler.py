@@ -80,7 +80,7 @@ def optimize_mlir(text: str, optimize=True, differentiate=False) -> str:
 def _optimized(text: str, optimize, differentiate) -> tuple[str, bool]:
     """``optimize_mlir``'s program, and whether the pipeline failed (so it was not applied)."""
     kind = _pipeline_kind(optimize)
-    if kind == "none" and not differentiate:
+    if kind == "none" and not differentiate and not launches_kernels(text):
         return text, False
     try:
         return runner.run(text, kind, differentiate), False
@@ -90,12 +90,18 @@ def _optimized(text: str, optimize, differentiate) -> tuple[str, bool]:
         warnings.warn(f"cofactor: the {kind} optimization pipeline failed, so this function is compiled "
                       f"without it. {_first_error(e)}",
                       OptimizationWarning, stacklevel=4)
-        return (runner.run(text, "none", True) if differentiate else text), True
+        fallback = differentiate or launches_kernels(text)
+        return (runner.run(text, "none", differentiate) if fallback else text), True
 
 
 def _first_error(e: CompilationError) -> str:
     lines = [line for line in e.diagnostic.splitlines() if "error:" in line] or e.diagnostic.splitlines() or str(e).splitlines()
     return lines[0].strip()
+
+
+def launches_kernels(text: str) -> bool:
+    """Whether a module launches kernels (cofactor/kernels), which the passes must raise before XLA."""
+    return '"enzymexla.kernel_call"' in text
 
 
 def differentiates(text: str) -> bool:

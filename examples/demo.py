@@ -84,6 +84,20 @@ def median_seconds(fn, repeat=30):
     return statistics.median(times)
 
 
+@cf.kernel
+def laplace(x, y):
+    """The seeds' stencil kernel, as a numba.cuda user writes it."""
+    i = cf.grid(1)
+    if 1 <= i < x.shape[0] - 1:
+        y[i] = x[i - 1] - 2 * x[i] + x[i + 1]
+
+
+def launch_laplace(x):
+    y = np.zeros_like(x)
+    laplace[(x.shape[0] + 31) // 32, 32](x, y)
+    return y
+
+
 def section(title):
     print(f"\n=== {title} " + "=" * max(0, 70 - len(title)))
 
@@ -146,6 +160,14 @@ def main():
 
     section("a sharded run: one SPMD program over 8 CPU devices (examples/sharded.py)")
     subprocess.run([sys.executable, str(Path(__file__).with_name("sharded.py"))], check=True)
+
+    section("a raised kernel: a CUDA-style stencil (@cf.kernel) becomes slices")
+    x = np.sin(np.linspace(0.0, 3.0, 64))
+    y = np.zeros(64)
+    laplace[2, 32](x, y)
+    print(f"laplace[2, 32](x, y): max |y - NumPy's x[:-2] - 2 x[1:-1] + x[2:]| = "
+          f"{np.max(np.abs(y[1:-1] - (x[:-2] - 2 * x[1:-1] + x[2:]))):.1e}; its optimized StableHLO:")
+    print(cf.code_hlo(launch_laplace, x))
 
     section("autodiff: the gradient of sum((diag(v) @ A + x) ** 2), differentiated after optimization")
     rng = np.random.default_rng(0)

@@ -1,4 +1,5 @@
-"""Tensor types: the only types values carry, and their MLIR spelling.
+"""The types values carry, and their MLIR spelling: tensors (everything the NumPy front end
+traces), and the scalars and memrefs of kernel bodies (cofactor/kernels).
 
 The dtype of a tensor is a NumPy dtype object; this module is the single place
 that maps it to and from MLIR element types, so the IR itself stays free of
@@ -72,3 +73,25 @@ class TensorType:
 
     def with_dtype(self, dtype) -> "TensorType":
         return TensorType(self.shape, dtype)
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """A scalar of a kernel body: ``index`` (ids and subscripts) or an element type (``f64``, ``i1``)."""
+
+    name: str
+
+    def mlir(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class MemRefType:
+    """A kernel's view of an array argument: a buffer of a static shape that it loads and stores."""
+
+    shape: tuple
+    dtype: np.dtype
+
+    def mlir(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"memref<{dims}{element_type(self.dtype)}>"

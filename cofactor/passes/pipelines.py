@@ -170,7 +170,21 @@ def _optimization_passes(enzyme_call, propagate, excluded, comms=False) -> str:
 TRIED_BY_AUTO = ("while_dus",)
 
 
-def build(enzyme_call, kind: str, differentiate: bool) -> str:
+# Kernels (cofactor/kernels): each enzymexla.kernel_call becomes a call of a clone of its kernel
+# inside an affine.parallel over the grid (lower-kernel, then symbol-dce to drop the original,
+# which the raise would fail on), then Reactant.jl's raise pipeline (src/compiler/Compiler.jl,
+# raise=true) turns the loops into tensor operations: reference/spike/RAISING.md.
+RAISE_KERNELS = (
+    "lower-kernel{backend=cpu},symbol-dce,canonicalize,"
+    "canonicalize,llvm-to-memref-access,canonicalize,convert-llvm-to-cf,canonicalize,enzyme-lift-cf-to-scf,canonicalize,"
+    "func.func(canonicalize-loops),canonicalize-scf-for,canonicalize,libdevice-funcs-raise,canonicalize,affine-cfg,"
+    "canonicalize,func.func(canonicalize-loops),canonicalize,llvm-to-affine-access,canonicalize,delinearize-indexing,"
+    "canonicalize,simplify-affine-exprs,affine-cfg,canonicalize,func.func(affine-loop-invariant-code-motion),canonicalize,"
+    "sort-memory,func.func(kernelcast),raise-affine-to-stablehlo{prefer_while_raising=false},canonicalize,"
+    "arith-raise{stablehlo=true},symbol-dce,canonicalize")
+
+
+def build(enzyme_call, kind: str, differentiate: bool, kernels: bool = False) -> str:
     """The pipeline text for ``kind`` in {"curated", "curated+loops", "upstream", "none"}, or
     "curated+comms", with Enzyme-JAX's communication rewrites, which no program gets: measured by
     benchmarks/sharded.py (2026-11-26, 2-8 forced CPU devices), they leave the collectives and bytes
@@ -178,9 +192,17 @@ def build(enzyme_call, kind: str, differentiate: bool) -> str:
     collective-permute, 8 KiB) as they are (XLA's partitioner already finds the halo exchange), and
     the optimize-communication pass needs per-op shardings no pass of enzyme-ad 0.0.16 propagates.
 
-    With ``differentiate`` the Enzyme AD pass sits inside the optimization
-    pipeline, so gradients are taken of the optimized program.
+    With ``differentiate`` the Enzyme AD pass sits inside the optimization pipeline, so gradients
+    are taken of the optimized program.  With ``kernels`` (the module launches kernels), they are
+    raised first: Enzyme cannot differentiate a kernel_call, nor XLA run one.
     """
+    pipeline = _build(enzyme_call, kind, differentiate)
+    if not kernels:
+        return pipeline
+    return RAISE_KERNELS + "," + (XLA_SUFFIX if pipeline == "strip-debuginfo" else pipeline)
+
+
+def _build(enzyme_call, kind: str, differentiate: bool) -> str:
     if kind == "none":
         if not differentiate:
             return "strip-debuginfo"  # only parses and pretty-prints

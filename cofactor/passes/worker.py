@@ -48,7 +48,7 @@ def write_message(stream, message):
 
 
 def _run(enzyme_call, pipelines, text, kind, differentiate):
-    pipeline = pipelines.build(enzyme_call, kind, differentiate)
+    pipeline = pipelines.build(enzyme_call, kind, differentiate, kernels="enzymexla.kernel_call" in text)
     name, out = enzyme_call.run_pass_pipeline([], text, pipeline)
     # The pass makes the entry function private; XLA needs it public.
     return out.replace(f"func.func private @{name}(", f"func.func @{name}(", 1)
