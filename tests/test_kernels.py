@@ -119,3 +119,18 @@ def test_a_numba_cuda_kernel_is_taken_unchanged(monkeypatch):
     want = np.zeros(40)
     want[:-1] = x[1:] - x[:-1]
     np.testing.assert_allclose(y, want)
+
+
+@pytest.mark.parametrize("name", kp.ADVERSARIAL)
+def test_kernels_match_running_them_thread_by_thread(name):
+    import copy
+    from kernel_simulator import simulate
+    kernel, blocks, threads, args = kp._adversarial_inputs(np.random.default_rng(5))[name]
+    want = copy.deepcopy(args)
+    simulate(kernel, blocks, threads, *want)
+    kernel[blocks, threads](*args)
+    for g, w in zip(args, want):
+        assert g.dtype == w.dtype
+        # float32 kernels compute in float32 (numba's typing); the reference in Python's float64
+        tolerance = {"rtol": 1e-5, "atol": 1e-6} if g.dtype == np.float32 else {"rtol": 1e-12}
+        np.testing.assert_allclose(g, w, err_msg=name, **tolerance)

@@ -136,8 +136,9 @@ def launch(kernel: Kernel, blocks, threads, args):
     _, buffers = compile_kernel(kernel.fn, Launch(blocks, threads), described, context.module, name)
     values = [a.value if isinstance(a, TracedArray) else ops.constant(a) for a in passed]
     sizes = [ops.constant(np.array(n, np.int64)) for n in (*blocks, *threads, 0)]
-    aliases = ", ".join(f"#stablehlo.output_operand_alias<output_tuple_indices = [{k}], operand_index = {k}, "
-                        "operand_tuple_indices = []>" for k in range(len(values)))
+    one = len(values) == 1  # a single result is not a tuple: its alias has no index into one
+    aliases = ", ".join(f"#stablehlo.output_operand_alias<output_tuple_indices = [{'' if one else k}], "
+                        f"operand_index = {k}, operand_tuple_indices = []>" for k in range(len(values)))
     results = emit("enzymexla.kernel_call", sizes + values, [v.type for v in values],
                    {"fn": f"@{name}", "operandSegmentSizes": f"array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, {len(values)}>",
                     "output_operand_aliases": f"[{aliases}]"})

@@ -146,6 +146,8 @@ def lift(x, kind) -> Scalar:
 def _common(a, b) -> str:
     """The kind two operands meet in (a Python number takes the other's kind, or becomes a float)."""
     kinds = [x.kind if isinstance(x, Scalar) else None for x in (a, b)]
+    if kinds == [None, None]:  # two Python numbers (a variable each branch sets to a constant)
+        return max((_python_kind(a), _python_kind(b)), key=["i1", "index", "f32", "f64"].index)
     for x, k in zip((a, b), kinds):
         if k is None:
             other = kinds[1] if kinds[0] is None else kinds[0]
@@ -196,18 +198,32 @@ def _binary(name, a, b) -> Scalar:
         quotient = _op("math.floor", [_op("arith.divf", [a, b], kind)], kind, data=data)
         return quotient if name == "FloorDiv" else _binary("Sub", a, _binary("Mult", quotient, b))
     if name in ("FloorDiv", "Mod"):
-        return _divided(name, a, b)
+        return _index_divided(name, a, b) if kind == "index" else _divided(name, a, b)
     raise UnsupportedError(f"the operator {name} is not supported in kernels")
 
 
+def _index_divided(name, a: Scalar, b: Scalar) -> Scalar:
+    """Floor division and modulo of ids and subscripts, through float64 (exact below 2**31): the
+    raise pipeline's affine analysis loses an integer division or remainder of an id that feeds a
+    comparison (i % 2 == 0 held for i == 0 only, with remsi, remui, divsi or divui), and a float
+    floor it leaves alone.  The result is an i64 (raised as computed, and cast where it subscripts)."""
+    a, b = cast(a, "i64"), cast(b, "i64")
+    q = cast(_op("math.floor", [_op("arith.divf", [cast(a, "f64"), cast(b, "f64")], "f64")], "f64"), "i64")
+    q.nonneg = a.nonneg and b.nonneg
+    if name == "FloorDiv":
+        return q
+    r = _binary("Sub", a, _binary("Mult", q, b))
+    r.nonneg = q.nonneg
+    return r
+
+
 def _divided(name, a: Scalar, b: Scalar) -> Scalar:
-    """Python's floor division and modulo of integers: C's (truncating) where both are known
-    non-negative (ids over a size: what raising recognizes), else corrected toward minus infinity."""
+    """Python's floor division and modulo of integers of the data: C's (truncating), corrected
+    toward minus infinity."""
     q = _op("arith.divsi", [a, b], a.kind, data=a.data or b.data)
-    r = _op("arith.remsi", [a, b], a.kind, data=a.data or b.data)
-    if a.nonneg and b.nonneg:
-        q.nonneg = r.nonneg = True
-        return q if name == "FloorDiv" else r
+    # Not arith.remsi: the raise pipeline takes a remainder by a positive constant to be >= 0 (affine
+    # mod), dropping the correction below though it computes a truncated one (-34 // 3 gave -11).
+    r = _binary("Sub", a, _binary("Mult", q, b))
     signs_differ = _binary("BitXor", _compare("Lt", r, 0), _compare("Lt", b, 0))
     adjust = _binary("BitAnd", _compare("NotEq", r, 0), signs_differ)
     if name == "FloorDiv":
@@ -434,7 +450,7 @@ class Compiler:
             if not all(_is_number(v) for v in values):
                 raise self.error(f"the variable {n!r} holds a number on one path of this if and something else on "
                                  "the other", node, TypeError)
-            kinds.append(_common(*values))
+            kinds.append(_carried(_common(*values)))
         for block, env in zip(blocks, envs):
             with insertion_point(block):
                 emit("scf.yield", [cast(lift(env[n], k), k).value for n, k in zip(names, kinds)], [])
@@ -456,17 +472,17 @@ class Compiler:
         UNROLL steps known now, runs in Python (its loads then raise to slices, not gathers)."""
         if node.orelse:
             raise self.error("a for loop's else is not supported in kernels", node)
-        if not isinstance(node.target, ast.Name):
-            raise self.error("a kernel loop's variable must be one name", node)
         call = node.iter
         if not (isinstance(call, ast.Call) and self.expr(call.func) is builtins.range):
             sequence = self.expr(node.iter)
             if not isinstance(sequence, (tuple, list)):
                 raise self.error("kernels loop over range(...) or over a tuple known at compile time", node)
             for item in sequence:
-                self.env[node.target.id] = item
+                self.assign(node.target, item, node)
                 self.block(node.body)
             return
+        if not isinstance(node.target, ast.Name):
+            raise self.error("a kernel loop's variable must be one name", node)
         bounds = [self.expr(a) for a in call.args]
         start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
         if not any(isinstance(b, Scalar) for b in (start, stop, step)) and len(range(start, stop, step)) <= UNROLL:
@@ -482,7 +498,7 @@ class Compiler:
         for n in names:
             if not _is_number(before[n]):
                 raise self.error(f"the variable {n!r} is rebound in a kernel loop but holds no number", node, TypeError)
-        kinds = [_kind_of(before[n]) for n in names]
+        kinds = [_carried(_kind_of(before[n])) for n in names]
         while True:
             self.env = dict(before)
             block = Block([ScalarType("index")] + [ScalarType(k) for k in kinds])
@@ -492,7 +508,7 @@ class Compiler:
             with insertion_point(block):
                 self.block(node.body)
                 after = [self.env.get(n) for n in names]
-                wider = [_common(Scalar(None, k), v) if _is_number(v) else None for k, v in zip(kinds, after)]
+                wider = [_carried(_common(Scalar(None, k), v)) if _is_number(v) else None for k, v in zip(kinds, after)]
                 if wider == kinds:
                     emit("scf.yield", [cast(lift(v, k), k).value for v, k in zip(after, kinds)], [])
                     break
@@ -766,6 +782,12 @@ class Compiler:
             inner.line = inner.first_line + statement.lineno - 1
             inner.statement(statement)
         return inner.expr(body[-1].value) if body[-1].value is not None else None
+
+
+def _carried(kind: str) -> str:
+    """The kind an scf.if or scf.for carries a number in: an index as i64 (the raise of a loop that
+    carries an index fails, selecting between i64 and index), cast back where it subscripts."""
+    return "i64" if kind == "index" else kind
 
 
 def _returns(statements) -> bool:
