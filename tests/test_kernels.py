@@ -134,3 +134,13 @@ def test_kernels_match_running_them_thread_by_thread(name):
         # float32 kernels compute in float32 (numba's typing); the reference in Python's float64
         tolerance = {"rtol": 1e-5, "atol": 1e-6} if g.dtype == np.float32 else {"rtol": 1e-12}
         np.testing.assert_allclose(g, w, err_msg=name, **tolerance)
+
+
+def test_random_kernels_match_running_them_thread_by_thread():
+    """40 kernels of tests/fuzz/kernels.py (a script runs any number)."""
+    from fuzz import kernels
+    outcomes = [kernels.run(seed) for seed in range(40)]
+    failures = [(seed, details) for seed, (outcome, details) in enumerate(outcomes)
+                if outcome in ("mismatch", "internal")]
+    assert not failures, failures[0]
+    assert sum(outcome == "match" for outcome, _ in outcomes) >= 35
