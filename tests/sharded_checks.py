@@ -199,6 +199,26 @@ def check_every_bad_argument_of_the_spike_is_resharded_or_refused():
     close(one_device(cf.to_device(x, sharded(("x", "y")))), want)
 
 
+@cf.kernel
+def laplace_kernel(u, out):
+    i, j = cf.grid(2)
+    if 1 <= i < u.shape[0] - 1 and 1 <= j < u.shape[1] - 1:
+        out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4 * u[i, j]
+
+
+def check_a_raised_kernel_runs_sharded():
+    u = rng.standard_normal((16, 32))
+    us = cf.to_device(u, sharded(("x", "y")))
+
+    def apply(u):
+        out = np.zeros_like(u)
+        laplace_kernel[(2, 4), (8, 8)](u, out)
+        return out
+    f = cf.jit(apply, out_shardings=sharded(("x", "y")))
+    close(f(us), stencil(u))
+    assert "collective-permute" in collectives(f.lower(us)), collectives(f.lower(us))
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in dict(globals()).items() if name.startswith("check_")}
 
 
