@@ -459,7 +459,8 @@ class Compiler:
         self.env = before
         for n in _assigned(node.body + node.orelse):
             if n not in names and not (n in envs[0] and n in envs[1] and envs[0][n] is envs[1][n]):
-                self.env[n] = Undefined(f"{n!r} is assigned on one path of the if at {self.where(node)} only")
+                self.env[n] = Undefined(f"{n!r} is assigned on one path of the if at line "
+                                        f"{self.first_line + node.lineno - 1} only")
             elif n in names:
                 self.env[n] = Scalar(results[names.index(n)], kinds[names.index(n)],
                                      any(isinstance(env[n], Scalar) and env[n].data for env in envs))
@@ -524,8 +525,8 @@ class Compiler:
             if n in names:
                 self.env[n] = Scalar(results[names.index(n)], kinds[names.index(n)], True)
             elif n == node.target.id or n not in before or body_env.get(n) is not before.get(n):
-                self.env[n] = Undefined(f"{n!r} is assigned in the loop at {self.where(node)}, and kernels keep "
-                                        "no value of it after the loop")
+                self.env[n] = Undefined(f"{n!r} is assigned in the loop at line {self.first_line + node.lineno - 1}, "
+                                        "and kernels keep no value of it after the loop")
 
     # --- memory ---
     def indices(self, buffer, index, node) -> list:
