@@ -109,8 +109,10 @@ class Bindings:
     def adoptable(self, states) -> set:
         """ids of the owners made before the region that may be carried as values: no frame,
         container or argument sees them, and in each state at most one leaf holds them (then
-        replacing the object by a copy of its value cannot be told apart)."""
-        result, refused = set(), set(self.heap.observable)
+        replacing the object by a copy of its value cannot be told apart).  The array of a global or
+        a cell never is, even one first read inside the region: any code can read it again by name."""
+        implicit = {id(i.array) for i in context.current().implicit.values()}
+        result, refused = set(), set(self.heap.observable) | implicit
         for state in states:
             count = {}
             for leaf in flatten(list(state))[0]:

@@ -912,3 +912,25 @@ def python_float_or_float32_scalar(a, t):                                    # a
     else:
         p0 -= np.max(a)
     return np.tanh(p0), p0 * a, p0 > 0.0
+
+
+G_SHARED = np.array([0.03, -0.09, 0.86, 1.41, 1.59])
+
+
+@regression(A.copy(), A * 2)    # seeds 9016119, 9019295 (20,000-program run at 5ae3ad1), shrunk: a global read
+def global_chosen_in_a_loop_then_written(a, b):  # first inside a traced loop and bound to a local there was
+    k0 = 0                                       # taken for an array nothing else sees, and replaced by a
+    while k0 < 9 and a.sum() > -0.5:             # copy: the write through the local missed the global
+        k0 += 1
+        if (a > 1.0).any():
+            b = G_SHARED
+    b[k0 % 5] -= k0
+    return k0, G_SHARED.sum()
+
+
+@regression(A.copy(), A * 2)
+def global_chosen_in_a_branch_then_written(a, b):
+    if (a > 1.0).any():
+        b = G_SHARED
+    b[0] -= 100
+    return G_SHARED * 1
