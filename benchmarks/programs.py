@@ -316,7 +316,7 @@ def _on_host_and_device(name, numpy_fn, jax_fn, inputs):
     def build(quick):
         return numpy_fn, numpy_fn, jax_fn, inputs(quick)
     for where, host in (("host", True), ("device", False)):
-        PROGRAMS[f"{name}_{where}"] = (build, {"host_inputs": host, "dispatch": False})
+        PROGRAMS[f"{name}_{where}"] = (build, {"host_inputs": host, "dispatch": False, "jit": {}})
 
 def _matvec_chain(a, x):
     return (a @ x) @ a
