@@ -13,7 +13,7 @@ called through ``enzymexla.kernel_call``; the passes raise it into slices, gathe
 arithmetic before anything else (passes/pipelines.py, RAISE_KERNELS), so it optimizes, runs on
 any device and differentiates like NumPy code.  A numba.cuda kernel is taken unchanged apart
 from the decorator: ``cuda.grid``, ``cuda.threadIdx`` and the rest are recognized by name,
-without importing numba (``cf.kernel(numba_kernel.py_func)`` takes one numba already decorated).
+without importing numba (``cf.kernel(numba_kernel)`` takes one numba already decorated: its py_func).
 
 The names here are the kernel API as seen outside a kernel, where they cannot run.
 """

@@ -176,7 +176,7 @@ def _spmd_options(mesh):
 
 class Executable:
     """A compiled StableHLO module: call it with device buffers, get device buffers back.  With a
-    ``placement`` (compiler's sharded.Placement) it is one SPMD program over the placement's mesh,
+    ``placement`` (placement.Placement) it is one SPMD program over the placement's mesh,
     whose arguments are put, or resharded, as the placement says before each run."""
 
     def __init__(self, mlir_text: str, result_types, device=None, placement=None):
