@@ -234,3 +234,70 @@ def test_overlapping_assignment_is_numpys(f):
     through a traced index, at run time)."""
     check_mutation(f, rng.normal(size=(4, 4)))
     check_mutation(f, np.arange(121.0).reshape(11, 11))  # 11 rows: loops over them are rolled
+
+
+# --- an element read after an element write (ir/ops.py reads it from the array before the write, or
+# takes the written value where the positions are the same) -------------------------------------------
+
+def element_sweep(m):
+    n = m.shape[0]
+    for i in range(n):           # rolled: (i, j) and (j, i) meet on the diagonal
+        for j in range(n):
+            m[i, j] = m[i, j] * 0.5 + m[j, i]
+            m[j, j] -= m[i, j] * 0.01
+
+
+def element_chain(a):
+    a[0] = 1.5
+    a[1] = a[0] * 2      # known positions: resolved while tracing
+    a[-1] = a[1] + a[0]
+    a[2] += a[-1]
+
+
+def element_cross(a, i, k):
+    a[i] = a[k] + 1       # traced positions, equal on some calls
+    a[k] *= 3
+    return a[i] - a[k], a[2 * i % 5]
+
+
+def element_column(m, i):
+    m[i, 0] = 7.0         # one position known, one traced
+    m[1, 0] += m[i, 0] * m[1, 0]
+    return m[i, 0], m[1, 1]
+
+
+def _same_within_rounding(got, want):
+    """Equal for integers; for floats, a few roundings apart (XLA may fuse a product into a sum)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    tolerance = 0 if want.dtype.kind in "iub" else 100 * np.finfo(want.dtype).eps
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * 100)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_element_reads_after_element_writes(dtype):
+    calls = [(element_sweep, (rng.normal(size=(n, n)) * 10).astype(dtype)) for n in (4, 11)]  # 11: rolled
+    calls.append((element_chain, (rng.normal(size=6) * 10).astype(dtype)))
+    calls += [(element_cross, (rng.normal(size=5) * 10).astype(dtype), np.int64(i), np.int64(k))
+              for i, k in [(1, 1), (1, 3), (4, -1), (-2, 3)]]
+    calls += [(element_column, (rng.normal(size=(4, 4)) * 10).astype(dtype), np.int64(i)) for i in (0, 1, 3)]
+    for f, a, *indices in calls:
+        expected = a.copy()
+        want = f(expected, *indices)
+        got = cf.jit(f)(a, *indices)
+        _same_within_rounding(a, expected)
+        for g, w in zip(got or (), want or ()):
+            _same_within_rounding(g, w)
+
+
+def test_an_element_loop_does_not_copy_its_array_each_step():
+    """Cholesky writes A[i, j] and then reads A[j, j]: read from the array before the write, XLA
+    updates A in place instead of copying all of it on each step (only the argument is copied)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from extent_kernels import cholesky
+
+    a = rng.random((30, 30))
+    hlo = cf.jit(cholesky).lower(a @ a.T + 30 * np.eye(30)).xla_hlo()
+    assert hlo.count("f64[30,30]{1,0} copy(") == 1, hlo

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Block, Region, Value, emit, insertion_point
+from .core import Block, Operation, Region, Value, emit, insertion_point
 from .types import TensorType
 
 
@@ -167,8 +167,65 @@ def slice(x: Value, start, limit, strides=None) -> Value:
 
 
 def dynamic_slice(x: Value, starts, sizes) -> Value:
+    x, written = _before_element_writes(x, starts, sizes)
+    if written is not None:
+        return written
     return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
                 {"slice_sizes": _i64_array(sizes)})[0]
+
+
+_ELEMENT_WRITES_LOOKED_THROUGH = 64  # (a read after many unrolled writes looks at the last ones only)
+
+
+def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None]:
+    """One element read from the result of one-element writes (dynamic_update_slice): (the array to
+    read it from, or the element itself).  Past a write at another position known at trace time,
+    it is read from the array before that write; past one at a traced position, from the array
+    before it, and a select takes the write's value where the (clamped) positions are the same.
+    So the write's result need not be materialized beside the array it updated, which XLA does by
+    copying the whole array (an element loop that writes ``A[i, j]`` then reads ``A[j, j]``)."""
+    if not sizes or any(int(s) != 1 for s in sizes):
+        return x, None
+    wanted = None
+    for _ in range(_ELEMENT_WRITES_LOOKED_THROUGH):
+        write = x.owner
+        if not (isinstance(write, Operation) and write.name == "stablehlo.dynamic_update_slice"):
+            break
+        wanted = wanted or [_clamped_index(q, dim) for q, dim in zip(starts, x.shape)]
+        base, update, written_at = write.operands[0], write.operands[1], write.operands[2:]
+        same, elsewhere = [], False
+        for dim, p, q in zip(base.shape, written_at, wanted):
+            p = _clamped_index(p, dim)
+            if isinstance(p, int) and isinstance(q, int):
+                elsewhere |= p != q
+            else:
+                same.append(compare(_index_value(p), _index_value(q), "EQ"))
+        if elsewhere:
+            x = base
+            continue
+        if not same:
+            return x, reshape(update, sizes)
+        before = emit("stablehlo.dynamic_slice", [base, *starts], [base.type.with_shape(sizes)],
+                      {"slice_sizes": _i64_array(sizes)})[0]
+        hit = same[0]
+        for other in same[1:]:
+            hit = binary("stablehlo.and", hit, other)
+        return x, select(broadcast_in_dim(hit, tuple(sizes), ()), reshape(update, sizes), before)
+    return x, None
+
+
+def _clamped_index(index: Value, dim: int):
+    """A start index as dynamic_slice clamps it into [0, dim - 1]: an int when known at trace time."""
+    literal = getattr(index.owner, "literal", None)
+    if literal is not None:
+        return int(min(max(int(literal), 0), dim - 1))
+    index = convert(index, np.int64)
+    low, high = constant(np.asarray(0, np.int64)), constant(np.asarray(dim - 1, np.int64))
+    return binary("stablehlo.minimum", binary("stablehlo.maximum", index, low), high)
+
+
+def _index_value(index) -> Value:
+    return constant(np.asarray(index, np.int64)) if isinstance(index, int) else index
 
 
 def dynamic_update_slice(x: Value, update: Value, starts) -> Value:
