@@ -1,6 +1,8 @@
 """Reductions and scans, against NumPy: axes, keepdims, dtype=, ddof, NaN, empty arrays."""
 import numpy as np
 import pytest
+
+import cofactor as cf
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import array_shapes
 
@@ -51,6 +53,32 @@ def test_scan_lengths():
     # The scan doubles its stride: lengths around powers of two.
     for n in (1, 2, 3, 4, 7, 8, 9):
         check(lambda x: (np.cumsum(x), np.cumprod(x, axis=0)), sample((n,), np.float64, "unit"))
+
+
+@pytest.mark.parametrize("shape, axis", [((17,), 0), ((256,), 0), ((257,), 0), ((5000,), 0), ((300, 3), 0),
+                                         ((3, 300), 1), ((2, 37, 3), 1)])
+def test_long_scans_in_blocks(shape, axis):
+    """Past 16 lanes a scan goes by blocks (blocks, blocks of their totals, ...): every lane, with
+    blocks that do not fill the axis, along any axis, integer exact, for each kind of scan."""
+    def scans(i, f, b):
+        return (np.cumsum(i, axis=axis), np.maximum.accumulate(i, axis=axis), np.cumsum(f, axis=axis),
+                np.cumprod(1 + f / shape[axis], axis=axis), np.minimum.accumulate(f, axis=axis),
+                np.cumsum(b, axis=axis), np.logical_or.accumulate(b, axis=axis))
+    check(scans, sample(shape, np.int64), sample(shape, np.float64, "unit"), sample(shape, np.bool_),
+          rtol=1e-12)
+
+
+def test_gradient_of_a_long_scan():
+    n, eps = 40, 1e-6
+    x = np.random.default_rng(3).random(n)
+
+    def loss(x):
+        return np.sum(np.cumsum(x) ** 2) + np.sum(np.cumprod(1 + x / n))
+
+    g = np.asarray(cf.grad(loss)(x))
+    for i in (0, 15, 16, 39):
+        e = np.eye(n)[i] * eps
+        assert g[i] == pytest.approx((loss(x + e) - loss(x - e)) / (2 * eps), rel=1e-6)
 
 
 @pytest.mark.parametrize("f", [np.sum, np.prod, np.mean, np.cumsum, np.cumprod, np.var, np.std],
