@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import time
 
@@ -29,9 +28,6 @@ from cofactor.passes import runner  # noqa: E402
 from cofactor.xla.executable import Executable  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
-COLLECTIVE = re.compile(r"= (\w+)\[([\d,]*)\][^ ]* (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)"
-                        r"(?:-start)?\(")
-BYTES = {"f64": 8, "f32": 4, "s64": 8, "s32": 4, "pred": 1}
 
 
 def matmul_chain(a, b):
@@ -42,13 +38,12 @@ def periodic_stencil(u):
     return np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
 
 
-def communication(hlo: str) -> tuple[dict, int]:
-    """(count of each collective, bytes their results hold on one device) in XLA's HLO."""
-    counts, moved = {}, 0
-    for dtype, dims, op in COLLECTIVE.findall(hlo):
-        counts[op] = counts.get(op, 0) + 1
-        moved += BYTES.get(dtype, 8) * int(np.prod([int(d) for d in dims.split(",") if d], dtype=np.int64))
-    return counts, moved
+def communication(collectives: list) -> tuple[dict, int]:
+    """(count of each collective, bytes their results hold on one device)."""
+    counts = {}
+    for c in collectives:
+        counts[c.kind] = counts.get(c.kind, 0) + 1
+    return counts, sum(c.nbytes for c in collectives)
 
 
 def shown(counts: dict) -> str:
@@ -79,7 +74,7 @@ def measure(rows: list):
         for name, fn, args, host in kernels(n, rng):
             compiled = cf.jit(fn, optimize=True).lower(*args)
             np.testing.assert_allclose(np.asarray(compiled(*args)), fn(*host), rtol=1e-10, atol=1e-9)
-            counts, moved = communication(compiled.xla_hlo())
+            counts, moved = communication(compiled.collectives())
             row = {"kernel": name, "devices": n, "collectives": shown(counts), "bytes": moved}
             if compiled.placement is not None:
                 comms_mlir = runner.run(compiled.raw_mlir, "curated+comms")
@@ -87,7 +82,7 @@ def measure(rows: list):
                 rewritten = Executable(comms_mlir, types, placement=compiled.placement)
                 outputs = rewritten([rewritten.to_buffer(x, k) for k, x in enumerate(args)])
                 np.testing.assert_allclose(np.asarray(outputs[0]), fn(*host), rtol=1e-10, atol=1e-9)
-                counts, moved = communication(rewritten.hlo_text())
+                counts, moved = communication(rewritten.collectives())
                 row.update({"comms_collectives": shown(counts), "comms_bytes": moved})
             rows.append(row)
 

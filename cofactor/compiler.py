@@ -302,6 +302,10 @@ class Compiled:
     def xla_hlo(self) -> str:
         return self.executable.hlo_text()
 
+    def collectives(self) -> list:
+        """The collectives (cofactor.xla.executable.Collective: kind, dtype, shape) XLA's program does."""
+        return self.executable.collectives()
+
 
 def compile(fn, *args, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None,
             op_budget=DEFAULT_OP_BUDGET, max_slice=None, static_argnums=(), static_argnames=(), in_shardings=None,

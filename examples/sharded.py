@@ -2,15 +2,12 @@
 devices (forced: XLA_FLAGS=--xla_force_host_platform_device_count=8, set here before jaxlib starts),
 with the collectives XLA inserted.  On a machine with 8 GPUs, leave the flag out."""
 import os
-import re
 
 os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
 
 import numpy as np  # noqa: E402
 
 import cofactor as cf  # noqa: E402
-
-COLLECTIVES = r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
 
 
 def seeds_example(x):
@@ -23,8 +20,8 @@ def stencil(u):
     return out
 
 
-def collectives(hlo: str) -> str:
-    found = re.findall(COLLECTIVES, hlo)
+def collectives(compiled) -> str:
+    found = [c.kind for c in compiled.collectives()]
     return ", ".join(f"{found.count(c)} {c}" for c in sorted(set(found))) or "none"
 
 
@@ -40,7 +37,7 @@ def main():
         shards = {tuple(s.data.shape) for s in result.addressable_shards}
         print(f"{fn.__name__}: max |cofactor - NumPy| = {np.max(np.abs(np.asarray(result) - fn(x))):.1e}; "
               f"result sharded as {result.sharding.spec}, shards of shape {shards.pop()}; "
-              f"collectives XLA inserted: {collectives(f.lower(sharded).xla_hlo())}")
+              f"collectives XLA inserted: {collectives(f.lower(sharded))}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ if any failed.
 
     XLA_FLAGS=--xla_force_host_platform_device_count=8 .venv/bin/python tests/sharded_checks.py [NAME...]
 """
-import re
 import sys
 import traceback
 
@@ -13,7 +12,6 @@ import numpy as np
 
 import cofactor as cf
 
-COLLECTIVES = r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\("
 rng = np.random.default_rng(0)
 mesh = cf.Mesh(np.array(cf.devices()).reshape(2, 4), ("x", "y"))
 line = cf.Mesh(np.array(cf.devices()), ("d",))
@@ -24,7 +22,7 @@ def sharded(spec, on=mesh):
 
 
 def collectives(compiled) -> set:
-    return set(re.findall(COLLECTIVES, compiled.xla_hlo()))
+    return {c.kind for c in compiled.collectives()}
 
 
 def close(got, want):
@@ -47,6 +45,7 @@ def check_seeds_example_on_a_2d_mesh():
     f = cf.jit(seeds_example)
     close(f(xs), seeds_example(x))
     assert collectives(f.lower(xs)) & {"all-reduce", "all-gather", "all-to-all"}, collectives(f.lower(xs))
+    assert all(c.dtype == np.float64 and 0 < c.nbytes <= x.nbytes for c in f.lower(xs).collectives())
     assert isinstance(f(xs).sharding, cf.NamedSharding) and len(f(xs).addressable_shards) == 8
 
 

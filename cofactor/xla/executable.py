@@ -4,8 +4,10 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 import sys
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -174,6 +176,25 @@ def _spmd_options(mesh):
     return options
 
 
+class Collective(NamedTuple):
+    """One collective of a compiled program: its kind (HLO's name), and the dtype and shape of what
+    it gives each device."""
+    kind: str
+    dtype: np.dtype
+    shape: tuple
+
+    @property
+    def nbytes(self) -> int:
+        return self.dtype.itemsize * int(np.prod(self.shape, dtype=np.int64))
+
+
+_COLLECTIVE = re.compile(r"= (\w+)\[([\d,]*)\][^ ]* (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)"
+                         r"(?:-start)?\(")
+_HLO_DTYPES = {"pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32", "s64": "int64", "u8": "uint8",
+               "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "float16", "f32": "float32",
+               "f64": "float64", "c64": "complex64", "c128": "complex128"}
+
+
 class Executable:
     """A compiled StableHLO module: call it with device buffers, get device buffers back.  With a
     ``placement`` (placement.Placement) it is one SPMD program over the placement's mesh,
@@ -209,6 +230,12 @@ class Executable:
     def hlo_text(self) -> str:
         """XLA's optimized HLO module."""
         return self.loaded.hlo_modules()[0].to_string()
+
+    def collectives(self) -> list:
+        """The communication between devices XLA's program does, in its order: a Collective for each
+        all-reduce, all-gather, reduce-scatter, all-to-all and collective-permute."""
+        return [Collective(kind, np.dtype(_HLO_DTYPES.get(dtype, dtype)), tuple(int(d) for d in dims.split(",") if d))
+                for dtype, dims, kind in _COLLECTIVE.findall(self.hlo_text())]
 
     def to_buffer(self, value, k=0):
         """A device buffer for argument ``k``: a ConcreteArray's own, or a fresh copy of host data
