@@ -191,6 +191,37 @@ def test_window_lengths_that_differ_at_run_time_are_numpys_error():
         f(np.arange(4.0), np.int64(2))
 
 
+def test_a_run_time_length_of_one_is_not_broadcast_and_says_so():
+    """NumPy broadcasts it; cofactor raises an UnsupportedError (not NumPy's error: NumPy has none)."""
+    x, y = np.arange(6.0), np.arange(6.0) + 10
+    for f, args in [(lambda x, k: x[k:k + 1] * x[:k], (x, np.int64(3))),
+                    (lambda x, k, y: x[:k] - y, (x, np.int64(1), y)),
+                    (lambda x, k, y: x[:k] - y[:k + 2], (x, np.int64(1), y)),
+                    (lambda x, y, k: np.put(x, 0, 0) or x.__setitem__(x > 2, y[:k]), (x.copy(), y, np.int64(1)))]:
+        with pytest.raises(cf.UnsupportedError, match=r"length of 1 known only at run time is not broadcast"):
+            cf.jit(f)(*args)
+    with pytest.raises(ValueError, match="shapes not aligned"):   # NumPy does not broadcast a dot's length
+        cf.jit(lambda x, k: x[:k] @ x[1:])(x, np.int64(1))
+
+
+def test_windows_of_windows_with_traced_bounds():
+    x = np.array([1.0, -2.0, 3.0, 4.0, -5.0, 6.0, 7.0, -8.0, 2.0, 1.0])
+    for k, j in [(2, 3), (0, 0), (4, 9), (9, 1)]:
+        check(lambda x, k, j: (x[k:][:j], x[:k][:k - 1], x[x > 0][:j].sum(), np.nonzero(x)[0][k:],
+                               np.unique(x)[k:], x[k:][::-1][:j], x[:j][k:] * 2),
+              x, np.int64(k), np.int64(j))
+
+
+def test_what_an_array_of_run_time_length_cannot_do_is_a_clear_error():
+    x, k = np.array([3.0, -1.0, 4.0, 1.0, -5.0, 9.0]), np.int64(3)
+    for f in [lambda x, k: x[:k].reshape(-1, 1), lambda x, k: x[:k].item(), lambda x, k: x[x > 0].argsort(),
+              lambda x, k: float(x[:k]), lambda x, k: x[:k].real, lambda x, k: np.mean(x[:k], where=x[:k] > 0),
+              lambda x, k: x[:k].sum(where=x[:k] > 0), lambda x, k: np.any(x[:k] > 0, where=x[:k] > 1),
+              lambda x, k: np.std(x[x > 0], where=x[x > 0] > 1), lambda x, k: x[:k].max(out=np.empty(()))]:
+        with pytest.raises(cf.UnsupportedError, match="known only at run time"):
+            cf.jit(f)(x, k)
+
+
 def test_windows_of_one_bound_need_no_run_time_length_check():
     """np.dot(A[i, :j], A[j, :j]) computes the length of :j twice: the same computation, so equal."""
     m = np.random.default_rng(3).random((12, 12))

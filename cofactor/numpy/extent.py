@@ -27,8 +27,8 @@ it does with invalid lanes, so that none reaches a result:
   the valid lanes only.
 
 One NumPy rule is not followed: a run-time length of 1 does not broadcast against another length
-(``x[:k] + y[:m]`` with ``k == 1``, ``m == 3``): NumPy's result has 3 elements, cofactor raises
-NumPy's broadcast error when the function runs; a static length of 1 broadcasts as in NumPy.
+(``x[:k] + y[:m]`` with ``k == 1``, ``m == 3``): NumPy's result has 3 elements, cofactor raises an
+UnsupportedError that says so when the function runs; a static length of 1 broadcasts as in NumPy.
 
 Where a Bounded leaves the compiled function (returned), the program returns its data with the
 window moved to the front and the lengths, and the caller gets NumPy's exact shape (compiler.py).
@@ -190,14 +190,25 @@ def shifted(x: Value, axis: int, by: Value, size: int) -> Value:
     return ops.dynamic_slice(padded, starts, sizes)
 
 
-def _check_lengths(a: Window, b, what="operands could not be broadcast together"):
-    """NumPy's error where window ``a``'s length is not ``b`` (a Window or a static length)."""
+def _check_lengths(a: Window, b, what="operands could not be broadcast together", broadcast="a"):
+    """NumPy's error where window ``a``'s length is not ``b`` (a Window or a static length).  Where
+    NumPy would broadcast a length of 1 instead (``broadcast``: "a", "both" sides, or None), it is
+    cofactor's UnsupportedError: a run-time length of 1 is not broadcast (the module docstring)."""
     length = b.length if isinstance(b, Window) else _const(b)
     if isinstance(b, Window) and a.same_length(b) or _known(a.length) is not None and _known(a.length) == _known(length):
         return
     shown = [TracedArray(a.length, scalar=True), TracedArray(length, scalar=True) if isinstance(b, Window) else b]
-    numpy_error_if(ops.compare(a.length, length, "NE"),
-                   lambda: ValueError(f"{what} with lengths {shown[0]} and {shown[1]} (known at run time)"))
+    differ = ops.compare(a.length, length, "NE")
+    if broadcast is not None:
+        one = _const(1)
+        ones = ops.compare(a.length, one, "EQ")
+        if broadcast == "both" and isinstance(b, Window):
+            ones = ops.binary("stablehlo.or", ones, ops.compare(length, one, "EQ"))
+        numpy_error_if(_both(differ, ones), lambda: UnsupportedError(
+            f"a length of 1 known only at run time is not broadcast against another ({shown[0]} and {shown[1]}), "
+            "as NumPy would: take the element (x[i]) instead of a slice of length 1"))
+        differ = _both(differ, ops.compare(ones, ops.constant(np.asarray(False)), "EQ"))  # and not ones
+    numpy_error_if(differ, lambda: ValueError(f"{what} with lengths {shown[0]} and {shown[1]} (known at run time)"))
 
 
 def true_ranks(mask: Value) -> tuple[Value, Value]:
@@ -272,6 +283,25 @@ class Bounded:
 
     def __bool__(self):
         _unsupported("bool()")
+
+    def __float__(self):
+        _unsupported("float()")
+
+    def __int__(self):
+        _unsupported("int()")
+
+    def __index__(self):
+        _unsupported("use as an index")
+
+    def __complex__(self):
+        _unsupported("complex()")
+
+    def __getattr__(self, name):
+        """An ndarray method or attribute that has no implementation here is unsupported (not
+        an AttributeError of this class)."""
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            _unsupported(f"ndarray.{name}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def valid(self, axes=None) -> Value | None:
         """An i1 array of the data's shape: true in valid lanes along ``axes`` (all bounded axes by default)."""

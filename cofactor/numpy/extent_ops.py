@@ -56,7 +56,7 @@ def aligned(operands):
                 if m != n:  # (of n lanes, only a window starting at 0 can have n)
                     v = shifted(v, a, w.start, n)
             else:
-                _check_lengths(w, mine)
+                _check_lengths(w, mine, broadcast="both")
                 if not (w.same_start(mine) and data.shape[a] == n):
                     v = shifted(v, a, sub(w.start, mine.start), n)
         out.append(data if v is data.value else TracedArray(v))
@@ -149,6 +149,12 @@ def _count(b: Bounded, axes) -> Value:
     return count
 
 
+def _refuse_out_and_where(name, out, where):
+    for keyword, given in (("out", out), ("where", where)):
+        if given is not None and given is not True:
+            _unsupported(f"numpy.{name} with {keyword}=")
+
+
 def _none_empty(b: Bounded, windowed, message):
     for a in windowed:
         numpy_error_if(ops.compare(b.windows[a].length, _const(0), "EQ"), lambda: ValueError(message))
@@ -156,8 +162,7 @@ def _none_empty(b: Bounded, windowed, message):
 
 def _reduction(func):
     def reduce(b, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        if out is not None:
-            _unsupported(f"numpy.{func.__name__} with out=")
+        _refuse_out_and_where(func.__name__, out, kwargs.pop("where", None))
         axes, windowed, windows = _reduced(b, axis, keepdims)
         if func in _NO_IDENTITY and "initial" not in kwargs:
             _none_empty(b, windowed, f"zero-size array to reduction operation {_NO_IDENTITY[func]} which has no "
@@ -188,9 +193,8 @@ def _weak_count(b, axes, ddof=0) -> TracedArray:
 
 
 @operation(np.mean)
-def mean(b, axis=None, dtype=None, out=None, keepdims=False):
-    if out is not None:
-        _unsupported("numpy.mean with out=")
+def mean(b, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _refuse_out_and_where("mean", out, where)
     axes, windowed, windows = _reduced(b, axis, keepdims)
     if dtype is None and b.dtype.kind in "biu":
         dtype = np.float64
@@ -199,9 +203,8 @@ def mean(b, axis=None, dtype=None, out=None, keepdims=False):
 
 
 @operation(np.var, np.std)
-def var(b, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, std=False):
-    if out is not None:
-        _unsupported("numpy.var with out=")
+def var(b, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, std=False):
+    _refuse_out_and_where("std" if std else "var", out, where)
     axes, windowed, windows = _reduced(b, axis, keepdims)
     centered = b - mean(b, axis, dtype, keepdims=True)
     squares = np.real(centered * np.conjugate(centered)) if b.dtype.kind == "c" else centered * centered
@@ -265,9 +268,9 @@ def _onto(x, data, axis, w: Window, n: int) -> Value:
         m = data.shape[axis]
         if m > n:
             raise located(ValueError(f"shapes not aligned: a length of {m} against one of at most {n}"))
-        _check_lengths(w, m, "shapes not aligned")
+        _check_lengths(w, m, "shapes not aligned", broadcast=None)
         return data.value if m == n else shifted(data.value, axis, w.start, n)
-    _check_lengths(w, mine, "shapes not aligned")
+    _check_lengths(w, mine, "shapes not aligned", broadcast=None)
     if w.same_start(mine) and data.shape[axis] == n:
         return data.value
     return shifted(data.value, axis, sub(w.start, mine.start), n)
@@ -508,7 +511,7 @@ def resolved(data: TracedArray, data_windows, index):
             elif w is None:
                 data_items.append(item)
                 windows.append(None)
-            elif item == slice(None):
+            elif all(x is None for x in (item.start, item.stop, item.step)):  # (not ==: a bound may be traced)
                 data_items.append(item)
                 windows.append(w)
             else:

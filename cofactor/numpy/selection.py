@@ -104,7 +104,7 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
     w = source.windows[0]
     if w is None:
         _unsupported("x[mask] = v with v of a static length")
-    _check_lengths(Window(_const(0), count), w, "shape mismatch: value array cannot be broadcast to indexing result")
+    _check_lengths(w, Window(_const(0), count), "shape mismatch: value array cannot be broadcast to indexing result")
     where_from = ops.binary("stablehlo.add", order, ops.broadcast_in_dim(w.start, (size,), ()))
     rows = source.data[wrap(where_from)]  # (size, rest...): lane k's value (clamped where not selected)
     new = convert_like_numpy(ops.reshape(value(rows), a.shape[:k] + tuple(rows.shape[1:])), a.dtype)
