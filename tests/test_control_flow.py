@@ -807,3 +807,34 @@ def clock_formatted_after_a_check(x):
 def test_code_after_a_promoted_loop_that_needs_its_numbers_is_not_a_run_time_error():
     """It became a run-time site that always fired (TypeError), after the check met before it."""
     check(clock_formatted_after_a_check, np.arange(3.0))
+
+
+def counters_after_rolled_whiles(x):
+    finals = []
+    for start, bound, step in [(0, 17, 2), (3, 20, 2), (-4, 33, 3), (16, 33, 2), (0, 18, 2), (1, 30, 7)]:
+        k, j = start, 5            # (a Python loop at trace time: each while below is traced on its own)
+        while k < bound:           # more than 8 steps: rolled, with k and j carried as traced ints
+            x[0] += 1.0
+            k += step
+            j += 3
+        finals += [k, j]
+    k = 40
+    while k > 3:
+        x[1] -= 1.0
+        k -= 3
+    while k <= 60:
+        k += 4
+    return finals + [k]
+
+
+def test_counters_after_a_rolled_while_are_pythons():
+    """Enzyme-JAX's while_op_induction_replacement set a counter to its < bound after the loop (17, not
+    18, for k = 0; while k < 17: k += 2), and counters stepping with it as far off (found by a helper's
+    adversarial loops): excluded (passes/pipelines.py)."""
+    x = np.zeros(2)
+    want = counters_after_rolled_whiles(x.copy())
+    got = cf.jit(counters_after_rolled_whiles)(x)
+    assert [int(np.asarray(g)) for g in got] == want
+    np.testing.assert_array_equal(x, [sum(len(range(s, b, t)) for s, b, t in
+                                          [(0, 17, 2), (3, 20, 2), (-4, 33, 3), (16, 33, 2), (0, 18, 2), (1, 30, 7)]),
+                                      -len(range(40, 3, -3))])
