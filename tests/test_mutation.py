@@ -260,6 +260,15 @@ def element_cross(a, i, k):
     return a[i] - a[k], a[2 * i % 5]
 
 
+def element_after_blocks(m, i, row):
+    m[...] = row          # blocks written, each element read right after them (fuzz seed 152)
+    r0 = m[i % 4, 1]
+    m[1, :] = m[i % 4] * 2             # a row at a known position
+    r1, r2, r3 = m[1, 2], m[0, 0], m[i % 4, 3]
+    m[:, i % 4] += 1                   # a column at a traced position
+    return r0, r1, r2, r3, m[2, 0], m[i % 3, 2]
+
+
 def element_column(m, i):
     m[i, 0] = 7.0         # one position known, one traced
     m[1, 0] += m[i, 0] * m[1, 0]
@@ -281,6 +290,8 @@ def test_element_reads_after_element_writes(dtype):
     calls += [(element_cross, (rng.normal(size=5) * 10).astype(dtype), np.int64(i), np.int64(k))
               for i, k in [(1, 1), (1, 3), (4, -1), (-2, 3)]]
     calls += [(element_column, (rng.normal(size=(4, 4)) * 10).astype(dtype), np.int64(i)) for i in (0, 1, 3)]
+    calls += [(element_after_blocks, (rng.normal(size=(4, 4)) * 10).astype(dtype), np.int64(i),
+               (rng.normal(size=4) * 10).astype(dtype)) for i in (0, 1, 6)]
     for f, a, *indices in calls:
         expected = a.copy()
         want = f(expected, *indices)

@@ -178,10 +178,10 @@ _ELEMENT_WRITES_LOOKED_THROUGH = 64  # (a read after many unrolled writes looks 
 
 
 def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None]:
-    """One element read from the result of one-element writes (dynamic_update_slice): (the array to
-    read it from, or the element itself).  Past a write at another position known at trace time,
-    it is read from the array before that write; past one at a traced position, from the array
-    before it, and a select takes the write's value where the (clamped) positions are the same.
+    """One element read from the result of dynamic_update_slices: (the array to read it from, or the
+    element itself).  Past a write that misses the element at positions known at trace time, it is
+    read from the array before that write; past a one-element write at a traced position, from the
+    array before it, and a select takes the written value where the (clamped) positions are the same.
     So the write's result need not be materialized beside the array it updated, which XLA does by
     copying the whole array (an element loop that writes ``A[i, j]`` then reads ``A[j, j]``)."""
     if not sizes or any(int(s) != 1 for s in sizes):
@@ -193,24 +193,31 @@ def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None
             break
         wanted = wanted or [_clamped_index(q, dim) for q, dim in zip(starts, x.shape)]
         base, update, written_at = write.operands[0], write.operands[1], write.operands[2:]
-        same, elsewhere = [], False
-        for dim, p, q in zip(base.shape, written_at, wanted):
-            p = _clamped_index(p, dim)
+        same, offsets, elsewhere, undecided = [], [], False, False
+        for dim, width, p, q in zip(base.shape, update.shape, written_at, wanted):
+            p = _clamped_index(p, dim - width + 1)  # (a block's start is clamped so that it fits)
             if isinstance(p, int) and isinstance(q, int):
-                elsewhere |= p != q
-            else:
+                elsewhere |= not p <= q < p + width
+                offsets.append(q - p)
+            elif width == 1:
                 same.append(compare(_index_value(p), _index_value(q), "EQ"))
+                offsets.append(0)
+            else:
+                undecided = True
         if elsewhere:
             x = base
             continue
+        if undecided:
+            break
+        written = reshape(slice(update, offsets, [k + 1 for k in offsets]), sizes)
         if not same:
-            return x, reshape(update, sizes)
+            return x, written
         before = emit("stablehlo.dynamic_slice", [base, *starts], [base.type.with_shape(sizes)],
                       {"slice_sizes": _i64_array(sizes)})[0]
         hit = same[0]
         for other in same[1:]:
             hit = binary("stablehlo.and", hit, other)
-        return x, select(broadcast_in_dim(hit, tuple(sizes), ()), reshape(update, sizes), before)
+        return x, select(broadcast_in_dim(hit, tuple(sizes), ()), written, before)
     return x, None
 
 

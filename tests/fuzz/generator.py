@@ -619,11 +619,16 @@ class _Generator:
 
     def stmt_while(self, ctx):
         # A counter that is a Python int, or now and then a Python float clock stepping by 0.5 (exact),
-        # past UNROLL steps at times: then cofactor carries it as a traced number for the rest.
+        # past UNROLL steps at times: then cofactor carries it as a traced number for the rest.  It runs
+        # ``bound`` steps, and its limit is not always where a step lands (the counter ends past it).
         counter = self.fresh("k")
         bound = self.rng.randint(2, 12)
         clock = self.rng.random() < 0.3
-        start, step, limit = ("0.0", "0.5", f"{bound * 0.5}") if clock else ("0", "1", str(bound))
+        if clock:
+            start, step, limit = "0.0", "0.5", f"{bound * 0.5 - self.rng.choice([0, 0.25])}"
+        else:
+            first, stride = self.rng.choice([0, 0, 1, -2]), self.rng.choice([1, 1, 2, 3])
+            start, step, limit = str(first), str(stride), str(first + bound * stride - self.rng.randint(0, stride - 1))
         if self.rng.random() < 0.8:
             cond, traced = self.cond(ctx)
             header = f"while {counter} < {limit} and {f'({cond})' if ' or ' in cond else cond}:"

@@ -6,11 +6,14 @@ import numpy as np
 PROGRAMS = {}   # name -> (function, arguments)
 
 
+def _named(fn, args):
+    assert fn.__name__ not in PROGRAMS, f"two regressions named {fn.__name__}: the first would be lost"
+    PROGRAMS[fn.__name__] = (fn, args)
+    return fn
+
+
 def regression(*args):
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, args)
-        return fn
-    return register
+    return lambda fn: _named(fn, args)
 
 
 def fuzzed(seed, dtypes):
@@ -19,8 +22,7 @@ def fuzzed(seed, dtypes):
         import inspect
         from . import generator
         params = list(inspect.signature(fn).parameters)
-        PROGRAMS[fn.__name__] = (fn, generator.make_arguments(params, seed, dtypes))
-        return fn
+        return _named(fn, generator.make_arguments(params, seed, dtypes))
     return register
 
 
@@ -905,7 +907,7 @@ def seed_1213217(m, c):                 # error from broadcasting a row into the
 
 
 @regression(np.array([-0.56, 1.58], np.float32), np.array(0.1, np.float32))  # seed 6005159, shrunk: np.tanh of
-def python_float_or_float32_scalar(a, t):                                    # a Python float on one path and a
+def python_float_or_float32_scalar_by_path(a, t):                            # a Python float on one path and a
     p0 = -1.5                                                                # float32 on the other: float64 or
     if t < 0.5:                                                              # float32, by path (a clear error)
         pass
@@ -934,3 +936,10 @@ def global_chosen_in_a_branch_then_written(a, b):
         b = G_SHARED
     b[0] -= 100
     return G_SHARED * 1
+
+
+@regression(A.copy(), A * 2, np.int32(7))   # seed 152 (CI's seeds, with a rewrite of this session), shrunk: an
+def element_read_after_a_whole_array_write(a, b, j):  # element read after a write of the whole array was taken
+    b[...] = a                                        # for one after a one-element write, and reshaped the
+    b.fill(b[j % 5] * 0.5)                            # whole update to one element (an internal error)
+    return b.max() > b.min()
