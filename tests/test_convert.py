@@ -178,8 +178,32 @@ def _max_dp(a):
 
 
 def _extremes(a, c):
-    return (max(a[0], a[1]), min([a[2], a[3], a[0]]), max(a[:3]), max(c[0], 0.5), min(c[1], 2),
+    return (max(a[0], a[1]), min([a[2], a[3], a[0]]), max(a[:3]), max(c[0], 1), min(c[1], 2),
             max(a[4], a[5]), min(a[5], a[4]))
+
+
+def test_max_of_a_python_number_and_an_element_of_another_kind_is_a_clear_error():
+    """max(0.5, x[0]) on ints is a Python float or a NumPy int64 by value (NumPy's later results have
+    that kind); it was a float64 either way, silently (found by a helper's adversarial loops)."""
+    def max_of_float(x):
+        return max(0.5, x[0])
+
+    def min_of_float(x):
+        return min(x[0], 2.5)
+
+    def float_or_element(x):
+        return x[0] if x[0] > 0.5 else 0.5
+
+    def int_or_bools(x):
+        return x if x[0] > 0 else 1
+
+    def max_of_complex(x):
+        return max(x[0], 1j)
+    for fn, x in [(max_of_float, np.array([3, 1])), (min_of_float, np.array([3, 1])),
+                  (float_or_element, np.array([True, False])), (int_or_bools, np.array([True, False])),
+                  (max_of_complex, np.array([3.0, 1.0]))]:
+        with pytest.raises(cf.TracingError, match="dtypes .* NumPy's result has the dtype of the arm taken"):
+            cf.jit(fn)(x)
 
 
 @pytest.mark.parametrize("fn", [_max_dp, _extremes])

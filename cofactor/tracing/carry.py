@@ -51,6 +51,11 @@ class LayoutError(Exception):
         self.types = types
 
 
+class KindError(LayoutError):
+    """A Python number and a NumPy value of a kind that does not hold it (``types``: the NumPy value's,
+    and the number's as NumPy would read it): NumPy's later results have the kind of the path taken."""
+
+
 class Undefined:
     """The value of a variable that has none on some path (assigned in one branch only, or only
     inside a loop); any use raises an error with ``message``."""
@@ -292,7 +297,7 @@ class Number(Node):
                 shape = None
             if shape is None:
                 return False
-        dtype = _promoted(self.type.dtype, self.weak, t.dtype, weak)
+        dtype = _promoted(self.type, self.weak, t, weak)
         kinds = _kinds(self, weak, getattr(x, "python", None))
         if dtype != self.type.dtype or shape != self.type.shape or kinds != (self.weak, self.python):
             f.widen[self] = Number(TensorType(shape, dtype), *kinds[:1], self.broadcast, kinds[1])
@@ -630,18 +635,22 @@ def _wider(a: Number, b: Number) -> Number:
     if shape != b.type.shape and not a.broadcast:
         raise LayoutError("numbers of different shapes", (a.type, b.type))
     weak, python = _kinds(a, b.weak, b.python)  # Python's own promotion: int < float < complex
-    return Number(TensorType(shape, _promoted(a.type.dtype, a.weak, b.type.dtype, b.weak)), weak, a.broadcast,
+    return Number(TensorType(shape, _promoted(a.type, a.weak, b.type, b.weak)), weak, a.broadcast,
                   python)
 
 
-def _promoted(a_dtype, a_weak, b_dtype, b_weak) -> np.dtype:
+def _promoted(a: TensorType, a_weak, b: TensorType, b_weak) -> np.dtype:
     """The dtype of a variable that holds one of two numbers: NumPy's promotion (NEP 50), where a
     Python number (weak) takes the other's dtype if that holds its kind (0 then acc += x[i] on
-    float32 is float32), as it would at its first operation with it."""
+    float32 is float32), as it would at its first operation with it.  One that it does not hold (a
+    Python float and an int64, a Python int and a bool) is a KindError."""
     if (a_weak is None) == (b_weak is None):
-        return np.result_type(a_dtype, b_dtype)
-    strong, weak = (b_dtype, a_weak) if a_weak is not None else (a_dtype, b_weak)
-    return np.result_type(strong, weak(0))
+        return np.result_type(a.dtype, b.dtype)
+    (strong, _), (number, weak) = sorted([(a, a_weak), (b, b_weak)], key=lambda t: t[1] is not None)
+    dtype = np.result_type(strong.dtype, weak(0))
+    if dtype != strong.dtype:
+        raise KindError("a Python number and a NumPy value of another kind", (strong, number.with_dtype(dtype)))
+    return dtype
 
 
 def expect_made(node: Node, adoptable) -> Node:

@@ -31,8 +31,9 @@ from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import context
 from .array import Journal, TracedArray, make_stale, serial_now
-from .carry import (UNBOUND, Choice, Fitting, Late, LayoutError, Number, Undefined, Unset, _wider, as_number,
-                    choose_mirrors, expect_made, export, is_number, is_unset, join, number_type, shared_owners)
+from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
+                    as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
+                    shared_owners)
 from .heap import Heap, Scope
 from .path_numbers import PathNumber
 from .views import ReadOnly, Transpose
@@ -161,8 +162,11 @@ class Layout:
                     return None, (k, None, value, f.memo, state)
                 leaves = [value] * len(self.nodes[k])  # no value yet: each leaf of the layout has none
             for i, (node, x) in enumerate(zip(self.nodes[k], leaves)):
-                if not f.fit(node, x):
-                    return None, (k, i, x, f.memo, state)
+                try:
+                    if not f.fit(node, x):
+                        return None, (k, i, x, f.memo, state)
+                except LayoutError as e:
+                    raise self.bindings.fail(k, e) from None
         return f, None
 
     def join(self, miss):
@@ -425,16 +429,23 @@ def _broadcast_value(a, b, line) -> Number:
     """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
     (the identity of either arm is not kept)."""
     a, b = (Number(*number_type(x), broadcast=True) for x in (a, b))  # a Python number is weak
+    types = (a.type, b.type)
     if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
-        raise located(TracingError(
-            f"the two arms of the conditional expression at line {line} have dtypes {a.type.dtype} and "
-            f"{b.type.dtype}: NumPy's result has the dtype of the arm taken, which is known only at run time "
-            f"(give both arms one dtype, e.g. with .astype)"))
+        raise _arms_of_two_dtypes(line, types)
     try:
         return _wider(a, b)
     except LayoutError as e:
+        if isinstance(e, KindError):
+            raise _arms_of_two_dtypes(line, e.types) from None
         raise located(TracingError(f"{IFEXP} has shapes that do not broadcast after the two arms of the "
                                    f"conditional expression at line {line}: {e}")) from None
+
+
+def _arms_of_two_dtypes(line, types) -> TracingError:
+    return located(TracingError(
+        f"the two arms of the conditional expression at line {line} have dtypes {types[0].dtype} and "
+        f"{types[1].dtype}: NumPy's result has the dtype of the arm taken, which is known only at run time "
+        f"(give both arms one dtype, e.g. with .astype)"))
 
 
 def cond_value(pred: TracedArray, then_fn, else_fn, scope, line):
