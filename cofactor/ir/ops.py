@@ -168,8 +168,10 @@ def slice(x: Value, start, limit, strides=None) -> Value:
 
 def dynamic_slice(x: Value, starts, sizes) -> Value:
     x, written = _before_element_writes(x, starts, sizes)
-    if written is not None:
-        return written
+    return written if written is not None else _dynamic_slice_op(x, starts, sizes)
+
+
+def _dynamic_slice_op(x: Value, starts, sizes) -> Value:
     return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
                 {"slice_sizes": _i64_array(sizes)})[0]
 
@@ -212,8 +214,7 @@ def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None
         written = reshape(slice(update, offsets, [k + 1 for k in offsets]), sizes)
         if not same:
             return x, written
-        before = emit("stablehlo.dynamic_slice", [base, *starts], [base.type.with_shape(sizes)],
-                      {"slice_sizes": _i64_array(sizes)})[0]
+        before = _dynamic_slice_op(base, starts, sizes)
         hit = same[0]
         for other in same[1:]:
             hit = binary("stablehlo.and", hit, other)

@@ -207,7 +207,7 @@ def _check_lengths(a: Window, b, what="operands could not be broadcast together"
         numpy_error_if(_both(differ, ones), lambda: UnsupportedError(
             f"a length of 1 known only at run time is not broadcast against another ({shown[0]} and {shown[1]}), "
             "as NumPy would: take the element (x[i]) instead of a slice of length 1"))
-        differ = _both(differ, ops.compare(ones, ops.constant(np.asarray(False)), "EQ"))  # and not ones
+        differ = _both(differ, ops.unary("stablehlo.not", ones))
     numpy_error_if(differ, lambda: ValueError(f"{what} with lengths {shown[0]} and {shown[1]} (known at run time)"))
 
 

@@ -265,9 +265,7 @@ def scan(v, axis, ufunc):
     last = [SCAN_BLOCK - 1 if d == axis + 1 else 0 for d in range(rank + 1)]
     totals = ops.reshape(ops.slice(within, last, cut),
                          shape[:axis] + (blocks,) + shape[axis + 1:])
-    before = scan(totals, axis, ufunc)  # inclusive: block b needs the total of blocks 0 .. b - 1
-    before = ops.pad(ops.slice(before, [0] * rank, [blocks - 1 if d == axis else k for d, k in enumerate(before.shape)]),
-                     identity, [1 if d == axis else 0 for d in range(rank)], [0] * rank)
+    before = _shifted(scan(totals, axis, ufunc), axis, 1, identity)  # block b: the total of blocks 0 .. b - 1
     spread = ops.broadcast_in_dim(before, cut, [d if d <= axis else d + 1 for d in range(rank)])
     whole = ops.reshape(kernel(spread, within), padded.shape)
     return ops.slice(whole, [0] * rank, shape)
@@ -279,16 +277,19 @@ def _scan_in_steps(v, axis, ufunc):
     n = v.shape[axis]
     kernel = KERNELS[ufunc]
     identity = ops.constant(np.array(_identity(ufunc, v.dtype), dtype=v.dtype))
-    rank = v.type.rank
     step = 1
     while step < n:
-        limit = list(v.shape)
-        limit[axis] = n - step
-        shifted = ops.pad(ops.slice(v, [0] * rank, limit), identity,
-                          [step if d == axis else 0 for d in range(rank)], [0] * rank)
-        v = kernel(v, shifted)
+        v = kernel(v, _shifted(v, axis, step, identity))
         step *= 2
     return v
+
+
+def _shifted(v, axis, step, identity):
+    """``v`` moved ``step`` lanes up along ``axis``, the lanes it leaves taking ``identity``."""
+    rank = v.type.rank
+    limit = [k - step if d == axis else k for d, k in enumerate(v.shape)]
+    return ops.pad(ops.slice(v, [0] * rank, limit), identity, [step if d == axis else 0 for d in range(rank)],
+                   [0] * rank)
 
 
 def _cumulative(name, ufunc):

@@ -429,9 +429,8 @@ def _broadcast_value(a, b, line) -> Number:
     """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
     (the identity of either arm is not kept)."""
     a, b = (Number(*number_type(x), broadcast=True) for x in (a, b))  # a Python number is weak
-    types = (a.type, b.type)
     if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
-        raise _arms_of_two_dtypes(line, types)
+        raise _arms_of_two_dtypes(line, (a.type, b.type))
     try:
         return _wider(a, b)
     except LayoutError as e:
