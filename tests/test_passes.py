@@ -190,6 +190,27 @@ def test_strided_view_written_twice(optimize, view):
         np.testing.assert_array_equal(b, expected)
 
 
+def _window_products(x, cut, flip):
+    s = x[0] * 0
+    for i in range(11):
+        w = x[:i - cut]                 # a stop that wraps below zero: the start of the shifted read is a select
+        s += np.sum((np.flip(w) if flip else w[::-1][::-1]) * w)
+    return s
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+@pytest.mark.parametrize("n, cut, flip", [(5, 2, True), (5, 1, True), (7, 3, True), (6, 4, True), (5, 2, False)])
+def test_loop_raising_whose_output_is_ill_typed_is_not_applied(optimize, n, cut, flip):
+    """greedy_while_loop_batch_fission reshaped 11 counters to 11 x 5 x 1 indices, and folding made the
+    reshape a constant of garbage (pipelines.LOOP_RAISING): the verifier now sees it, and the worker
+    optimizes without the raising (no OptimizationWarning: the other patterns still run)."""
+    x = np.linspace(-1.5, 2.0, n).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.OptimizationWarning)
+        got = cf.jit(_window_products, optimize=optimize)(x, cut, flip)
+    np.testing.assert_allclose(np.asarray(got), _window_products(x, cut, flip), rtol=1e-5)
+
+
 # The worker's lifetime.
 
 def _slow_module(steps=600):

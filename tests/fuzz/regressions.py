@@ -943,3 +943,44 @@ def element_read_after_a_whole_array_write(a, b, j):  # element read after a wri
     b[...] = a                                        # for one after a one-element write, and reshaped the
     b.fill(b[j % 5] * 0.5)                            # whole update to one element (an internal error)
     return b.max() > b.min()
+
+
+G_9300801 = np.array([1.97, 0.5, -1.98, 1.12, 1.51], dtype=np.float32)
+
+
+def _halve_a_window(x):
+    x //= 2.0
+    v10 = x[1:-1]
+    v10 *= np.tanh(np.float32(0.5))
+    return v10[1]
+
+
+@regression(np.array([1.97, 0.5, -1.98, 1.12, 1.51], np.float32),  # seed 9300801 (3,000-program run at 6cee42e),
+            np.array([-0.44, 1.39, 0.42, 1.34, 1.91], np.float32),  # shrunk by hand: garbage (-1e37) in b when
+            np.array(0.85, np.float32), 11)                          # optimized, from Enzyme-JAX's loop raising
+def loop_raising_garbage_in_an_argument(a, b, t, n):                 # (pipelines.LOOP_RAISING)
+    k0 = 1
+    while k0 < 3 and (n % 2 == 0 or n > 1):
+        k0 += 1
+        a = np.arange(5, dtype=np.float32) * -1.5
+        for i1 in range(11):
+            x2 = np.empty(5, dtype=np.float32)
+            x2[...] = np.float32(0.25)
+            b[:-i1:-1] -= np.sum(np.flip(x2[:i1 - 2]) * x2[:i1 - 2])
+        else:
+            b[0] -= np.int32(7)
+    a[G_9300801 > 1.0] -= a.sum()
+    G_9300801[::2] -= np.full(3, -1.0, dtype=np.float32)
+    b[2] = 3
+    b //= (np.abs(np.dot(G_9300801[:-2:-1], G_9300801[:-2:-1])) + 1.0)
+    for i8 in range(5):
+        _halve_a_window(a[::-1])
+    return n, k0, a
+
+
+@regression(np.array([-0.44, 1.39, 0.42, 1.34, 1.91], np.float32))  # seed 9300801 made small: the optimized
+def flipped_window_times_window(x):                                  # program summed -2.64, not 10.96
+    s = np.float32(0)
+    for i in range(11):
+        s += np.sum(np.flip(x[:i - 2]) * x[:i - 2])
+    return s
