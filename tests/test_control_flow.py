@@ -128,6 +128,52 @@ def test_short_static_loop_unrolls_and_unroll_is_configurable():
     check(stencil, u, 50, unroll=100)
 
 
+def mirrored_steps(a, outer, inner):
+    for _ in range(outer):
+        for _ in range(inner):
+            a *= np.tanh(a[::-1])   # each step reads the last one twice (as it is and reversed)
+    return a
+
+
+def mirrored_steps_over_rows(a, m, inner):
+    for row in m:                   # a TracedArray's rows: as many copies as rows, unrolled
+        for _ in range(inner):
+            a *= np.tanh(a[::-1]) + row[0]
+    return a
+
+
+def mirrored_steps_while(a, inner):
+    k = 0.0
+    while k < 2.5:                  # a Python-number while loop, unrolled while it is short
+        k += 0.5
+        for _ in range(inner):
+            a *= np.tanh(a[::-1])
+    return a
+
+
+@pytest.mark.parametrize("fn, args", [
+    (mirrored_steps, (5, 8)), (mirrored_steps, (3, 3)),
+    (mirrored_steps_over_rows, (np.linspace(-0.5, 0.5, 12).reshape(6, 2), 7)),
+    (mirrored_steps_while, (4,)),
+], ids=["range 5x8", "range 3x3", "rows 6x7", "while 5x4"])
+def test_a_nest_unrolls_at_most_unroll_copies_of_a_body(fn, args):
+    """Loops unrolled inside unrolled loops multiply: 5 x 8 copies of a step that reads the last
+    step twice became one XLA fusion recomputing 2**40 values per element (a run that never
+    returned; fuzz seed 9201563).  An inner loop that would pass ``unroll`` copies stays rolled."""
+    a = np.linspace(-1.5, 1.5, 5)
+    raw = cf.jit(fn, optimize=False).lower(a.copy(), *args).raw_mlir
+    whiles = raw.count("stablehlo.while")   # each holds one copy of the step
+    assert whiles and raw.count("stablehlo.tanh") - whiles <= 8
+    check(fn, a, *args)
+    check(fn, a, *args, optimize=False)
+
+
+def test_short_nests_still_unroll():
+    a = np.linspace(-1.5, 1.5, 5)
+    assert "stablehlo.while" not in cf.jit(mirrored_steps, optimize=False).lower(a.copy(), 2, 4).raw_mlir
+    assert "stablehlo.while" not in cf.jit(mirrored_steps, optimize=False, unroll=40).lower(a.copy(), 5, 8).raw_mlir
+
+
 def running_sums(x):
     out = np.zeros_like(x)
     total = 0

@@ -181,7 +181,7 @@ def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
             return
         if not test:
             return
-        if promotable and iterations == options.unroll and options.promote \
+        if promotable and iterations == max(1, options.unroll // context.current().copies) and options.promote \
                 and (options.bound is not None or not in_reverse_mode()):
             why = _attempt(line, scope, lambda: control.while_loop(
                 _traced_condition(cond_fn), body_fn, names, get, set_, scope, line, options.attributes,
@@ -190,7 +190,7 @@ def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
                 context.current().promoted = True
                 return
         before, count = get(), context.current().count
-        with _unrolled(line, why):
+        with _unrolled(line, why, iterations + 1):   # the loops inside see the iterations unrolled so far
             body_fn()
         promotable = context.current().count > count and _numbers_changed(before, get())
         iterations += 1
@@ -233,18 +233,24 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=()):
     loop = (get, set_, names, line, Scope(sys._getframe(1), get), broke, rebinds)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
-        why = n > _options().unroll and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
+        why = _too_long(n) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
         if why is not None:
-            _python_loop((iterable[i] for i in range(n)), body_fn, broke, line, why or None)
+            _python_loop((iterable[i] for i in range(n)), body_fn, broke, line, why or None, n)
         return
     if isinstance(iterable, TracedRange):
         _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False)
         return
     why = False
-    if isinstance(iterable, range) and len(iterable) > _options().unroll:
+    if isinstance(iterable, range) and _too_long(len(iterable)):
         why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop)
     if why is not None:
         _python_loop(iterable, body_fn, broke, line, why or None)
+
+
+def _too_long(trips: int) -> bool:
+    """Whether unrolling ``trips`` iterations here would make more than ``unroll`` copies of the
+    body, with the copies the unrolled loops around it make (Options.unroll)."""
+    return trips * context.current().copies > _options().unroll
 
 
 def _check_bound(bound, what):
@@ -255,19 +261,28 @@ def _check_bound(bound, what):
 
 
 @contextlib.contextmanager
-def _unrolled(line, why=None):
-    """A loop run as Python (``why``: what kept it from one rolled loop, if it was tried): if the
-    trace outgrows its budget inside it, or later, the error names it."""
-    context.current().unrolled.setdefault(line, why)
+def _unrolled(line, why=None, copies=1):
+    """A loop run as Python (``why``: what kept it from one rolled loop, if it was tried), making
+    ``copies`` copies of its body: if the trace outgrows its budget inside it, or later, the error
+    names it."""
+    trace = context.current()
+    trace.unrolled.setdefault(line, why)
+    outer = trace.copies
+    trace.copies = outer * max(copies, 1)
     try:
         yield
     except OpBudgetExceeded as e:
         e.loops.append((line, why))
         raise
+    finally:
+        trace.copies = outer
 
 
-def _python_loop(iterable, body_fn, broke, line, why=None):
-    with _unrolled(line, why):
+def _python_loop(iterable, body_fn, broke, line, why=None, trips=None):
+    """``trips``: the length of ``iterable``, where it has none (a generator; None: unknown, taken as 1)."""
+    if trips is None and hasattr(iterable, "__len__"):
+        trips = len(iterable)
+    with _unrolled(line, why, trips or 1):
         for item in iterable:
             body_fn(item)
             if broke is not None:

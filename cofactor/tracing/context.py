@@ -37,7 +37,10 @@ class HostInput:
 class Options:
     """How control flow is traced (``cf.jit``'s options).
 
-    ``unroll``: static loops of at most this many iterations run as Python; ``bound``: the
+    ``unroll``: static loops of at most this many iterations run as Python, counting the copies the
+    unrolled loops around them make (so a nest unrolls at most ``unroll`` copies of a body: XLA fuses
+    an unrolled chain of steps that each read the last step twice, ``a *= np.tanh(a[::-1])``, into
+    one loop that recomputes 2**steps values per element, for minutes); ``bound``: the
     static trip count of loops with a traced condition (``max_iterations``); ``attributes``:
     Enzyme's checkpointing attributes for the loops; ``budget``: the most operations a trace
     may build before it stops with an error; ``promote``: a long while loop on Python numbers
@@ -84,6 +87,7 @@ class TraceContext(Builder):
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
+        self.copies = 1              # how many copies of the code being traced the loops unrolled around it make
         self.promoted = False        # a while loop carries Python numbers as traced values (the code after it
                                      # sees them traced: if it fails, the function is traced again without)
         self.mesh = None             # the device mesh cf.sharding_constraint named (the compiler declares it)

@@ -984,3 +984,37 @@ def flipped_window_times_window(x):                                  # program s
     for i in range(11):
         s += np.sum(np.flip(x[:i - 2]) * x[:i - 2])
     return s
+
+
+@regression(np.array([-0.09, -1.78, 0.3, -1.11, -1.84], np.float32))  # seed 9201563 (20,000-program run at
+def mirrored_steps_in_a_nest(a):                                        # 4efd30e), shrunk: 5 x 8 unrolled steps
+    v2 = a[:]                                                           # that each read the last one twice; XLA
+    for e3 in G_SHARED:                                                 # fused them into one loop recomputing
+        for i4 in range(8):                                             # 2**40 values (the run never returned)
+            a *= np.tanh(v2[::-1])
+    return a
+
+
+@regression(M.copy(), np.float64(-0.47), 5)  # seed 9201739 (same run): 5 x 6 unrolled steps m + m[::-1];
+def mirrored_sums_in_a_nest(m, s, n):        # XLA's compile of the unoptimized program took minutes
+    for i0 in range(n):
+        m[0] += n
+        for i1 in range(6):
+            m *= 0.0
+            m[...] -= i1
+            m = m + m[::-1]
+    return m, m.sum(), m
+
+
+@regression(np.array([1.21, -1.88, 1.63, 1.27, 0.83], np.float32),  # seed 9204298 (same run): rows times a
+            M.astype(np.float32), np.float32(-0.24), 3)              # Python-float while loop, unrolled
+def mirrored_steps_in_rows_and_a_while(a, m, s, n):
+    y0 = s
+    s = np.sum(np.flip(a[a > -1.0]) * a[a > -1.0])
+    for row1 in m:
+        k2 = 0.0
+        while k2 < 4.5 and n > 1:
+            k2 += 0.5
+            m *= np.tanh(m[::-1])
+            y0 -= np.float32(1.5)
+    return a, y0
