@@ -12,7 +12,7 @@ from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, Un
                       located)
 from ..ir.core import OpBudgetExceeded
 from ..pytree import flatten
-from ..tracing import checks, context, control
+from ..tracing import checks, context, control, python_ints
 from ..tracing.heap import Scope
 from ..tracing.array import TracedArray
 from ..tracing.carry import Undefined
@@ -319,7 +319,8 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
 
     def body():
         k = counter[0]
-        body_fn(k if step == 1 and not _traced(start) and start == 0 else start + k * step)
+        k.bounds = (0, trips - 1) if type(trips) is int else (0, python_ints.INT64[1] - 1)  # k + 1 fits
+        body_fn(k if step == 1 and not _traced(start) and start == 0 else python_ints.range_item(start, stop, k, step))
         counter[0] = k + 1
 
     bound = None

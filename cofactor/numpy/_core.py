@@ -9,6 +9,7 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.ops import compare  # noqa: F401  (comparison typed by the operands' dtype)
+from ..tracing import python_ints
 from ..tracing.array import TracedArray
 
 PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool_
@@ -36,7 +37,11 @@ def result_type(*xs) -> np.dtype:
 def value(x, dtype=None) -> Value:
     """An IR value for ``x`` (traced, NumPy array, list or scalar), converted to ``dtype``."""
     if isinstance(x, TracedArray):
-        return ops.convert(x.value, dtype) if dtype is not None else x.value
+        if dtype is None:
+            return x.value
+        if x.weak is int and np.dtype(dtype).kind in "iu" and np.dtype(dtype) != np.int64:
+            python_ints.check_fits(x, dtype)  # NumPy's OverflowError for a Python int out of the dtype's range
+        return ops.convert(x.value, dtype)
     if dtype is not None and is_weak(x):
         with numpy_rules():  # NumPy's OverflowError for a Python int out of the dtype's range
             return ops.constant(np.array(x, dtype=dtype))

@@ -346,6 +346,10 @@ def _out_of_range_comparison(ufunc, inputs, loop):
     return None
 
 
+def _traced_python_int(x) -> bool:
+    return isinstance(x, TracedArray) and x.weak is int
+
+
 def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     """Call ``ufunc`` on traced operands the way NumPy would: loop dtypes, broadcasting, results."""
     if len(inputs) != ufunc.nin:
@@ -358,6 +362,10 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
         loop = ufunc.resolve_dtypes(types, **options)
     if ufunc in _COMPARISONS and (result := _out_of_range_comparison(ufunc, inputs, loop)) is not None:
         return result
+    if ufunc in _COMPARISONS and any(_traced_python_int(x) for x in inputs) and all(dt.kind in "iu" for dt in loop[:2]):
+        # as exact as NumPy's (uint8 < k for any int k): in int64, and against uint64 with its sign apart
+        loop = tuple(np.dtype(np.int64) if _traced_python_int(x) or dt.itemsize < 8 else dt
+                     for x, dt in zip(inputs, loop[:2])) + tuple(loop[2:])
     operands = broadcast_values(*[value(x, dt) for x, dt in zip(inputs, loop)])
     if ufunc is np.power and loop[1].kind in "iu" and known_value(inputs[1]) is not None \
             and np.any(np.asarray(known_value(inputs[1])) < 0):  # NumPy's check, where the exponent is known

@@ -54,7 +54,8 @@ class TracedArray:
     """A traced array: either the owner of an IR value, or a view (``base`` + ``lens``)
     whose value is read from, and written into, its base."""
 
-    __slots__ = ("_value", "base", "lens", "_read", "serial", "scalar", "weak", "stale", "mirrored_by", "__weakref__")
+    __slots__ = ("_value", "base", "lens", "_read", "serial", "scalar", "weak", "bounds", "stale", "mirrored_by",
+                 "__weakref__")
     __array_priority__ = 1000
     path_dependent = False  # a number whose kind depends on the path taken (path_numbers.py)
 
@@ -74,6 +75,7 @@ class TracedArray:
         self.serial = next(_serials)
         self.scalar = scalar  # a NumPy scalar or a Python number: immutable
         self.weak = weak      # int, float or complex for a Python number (NEP 50 weak), else None
+        self.bounds = None    # a Python int's least and greatest values, where known (python_ints.py)
         self.stale = None
         self.mirrored_by = None  # the Eithers among whose choices this owner is, that keep a mirror of it
 
@@ -421,9 +423,15 @@ def _as_python_number(result):
 
 def python_arithmetic(ufunc, *operands):
     """Python's arithmetic on Python numbers some of which are traced: computed in the dtypes
-    NumPy gives Python numbers (int64, float64, complex128), and again a Python number."""
+    NumPy gives Python numbers (int64, float64, complex128), and again a Python number (an int
+    checked where it could pass int64's range: python_ints.py)."""
+    from . import python_ints
     strong = [TracedArray(x.value, scalar=True) if isinstance(x, TracedArray) else np.asarray(x) for x in operands]
-    return _as_python_number(ufunc(*strong))
+    result = _as_python_number(ufunc(*strong))
+    first = result[0] if isinstance(result, tuple) else result
+    if first.weak is int and all(type(x) is int or getattr(x, "weak", None) is int for x in operands):
+        python_ints.checked(ufunc, operands, first)
+    return result
 
 
 def _operator(ufunc, reflected=False):

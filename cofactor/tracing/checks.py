@@ -225,12 +225,13 @@ def _add_site(checks: Checks, exception, shown, where, condition=None):
     checks._set(_FIRED, ops.constant(np.asarray(len(checks.raises), np.int64)), first)
 
 
-def numpy_error_if(failed, make):
+def numpy_error_if(failed, make, what="an operation on an array whose length is known only at run time"):
     """NumPy's error ``make()`` where ``failed`` (an i1 scalar Value) holds when the program runs: a
-    check NumPy makes on an extent known only then (two run-time lengths that must agree, an index
-    past one).  It fires as a raise at the user's line would; a traced value the message formats
-    shows its run-time value."""
-    checks = _checks("an operation on an array whose length is known only at run time")
+    check NumPy makes on a value known only then (two run-time lengths that must agree, an index
+    past one, a Python int out of a dtype's range), or cofactor's own limit on one (python_ints.py).
+    It fires as a raise at the user's line would; a traced value the message formats shows its
+    run-time value.  ``what`` names the operation where no run-time check can be made."""
+    checks = _checks(what)
     exception, shown = _built(checks, make)
     frame = user_frame()
     where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)

@@ -1,0 +1,184 @@
+"""Python ints carried as traced values, and the run-time checks that keep them Python's.
+
+A Python int the code being traced cannot know (a rolled loop's counter, a number a rolled loop or a
+traced branch changes, ``x.item()``) is a traced int64, and Python's ints have no bound: where a
+result could pass int64's range, the program checks it when it runs, and cofactor raises an
+UnsupportedError after the call (checks.py) instead of wrapping around silently.  Most traced ints
+are loop counters and index arithmetic on them, whose range is known while tracing: each keeps
+static ``bounds`` where known (``TracedArray.bounds``: a counter's from its range, a result's from
+its operands'), and an operation whose result's bounds fit int64 needs no check.
+
+The same bounds decide where NumPy's own check is needed when a Python int meets a narrower integer
+dtype (``uint8_array + k``, ``a[i] = k``: OverflowError when ``k`` is outside the dtype's range).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import ops
+
+INT64 = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
+
+
+def bounds_of(x) -> tuple | None:
+    """The least and greatest values ``x`` (a Python int, or a traced one) may hold; None: unknown."""
+    if type(x) is int:
+        return (x, x)
+    return getattr(x, "bounds", None) if getattr(x, "weak", None) is int else None
+
+
+def _extremes(fn, a, b):
+    values = [fn(x, y) for x in a for y in b]
+    return (min(values), max(values))
+
+
+def _result_bounds(ufunc, bounds) -> tuple | None:
+    """Interval arithmetic for Python's int operators (None: not known, or not worth knowing)."""
+    if any(b is None for b in bounds):
+        return None
+    if len(bounds) == 1:
+        (lo, hi), = bounds
+        return {np.negative: (-hi, -lo), np.positive: (lo, hi),
+                np.absolute: (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))}.get(ufunc)
+    a, b = bounds
+    if ufunc is np.add:
+        return (a[0] + b[0], a[1] + b[1])
+    if ufunc is np.subtract:
+        return (a[0] - b[1], a[1] - b[0])
+    if ufunc is np.multiply:
+        return _extremes(lambda x, y: x * y, a, b)
+    if b[0] == b[1]:  # a known right operand
+        d = b[0]
+        if ufunc in (np.floor_divide, np.divmod) and d != 0:
+            return _extremes(lambda x, y: x // y, a, b)
+        if ufunc is np.remainder and d != 0:
+            return (0, d - 1) if d > 0 else (d + 1, 0)
+        if ufunc is np.right_shift and d >= 0:
+            return (a[0] >> d, a[1] >> d)
+        if ufunc is np.left_shift and 0 <= d < 64:
+            return (a[0] << d, a[1] << d)
+        if ufunc is np.bitwise_and and d >= 0:
+            return (0, d)
+        if ufunc is np.power and 0 <= d < 64:
+            ends = [a[0] ** d, a[1] ** d] + ([0] if a[0] < 0 < a[1] else [])
+            return (min(ends), max(ends))
+    return None
+
+
+def _fits(bounds, lo=INT64[0], hi=INT64[1]) -> bool:
+    return bounds is not None and lo <= bounds[0] and bounds[1] <= hi
+
+
+def _int64(x):
+    """An int64 scalar Value for ``x`` (a Python int or a traced one)."""
+    return x.value if hasattr(x, "value") else ops.constant(np.asarray(x, np.int64))
+
+
+def _i64(v: int):
+    return ops.constant(np.asarray(v, np.int64))
+
+
+def _negative(v):
+    return ops.compare(v, _i64(0), "LT")
+
+
+def _either(*conditions):
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = ops.binary("stablehlo.or", out, c)
+    return out
+
+
+def _both(*conditions):
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = ops.binary("stablehlo.and", out, c)
+    return out
+
+
+def _overflowed(ufunc, operands, result):
+    """An i1 Value: whether Python's result of ``ufunc`` on int64 ``operands`` is not ``result``
+    (the int64 XLA computes) because it passes int64's range; None: it cannot."""
+    xor = lambda p, q: ops.binary("stablehlo.xor", p, q)  # noqa: E731
+    if len(operands) == 1:
+        if ufunc in (np.negative, np.absolute):
+            return ops.compare(operands[0], _i64(INT64[0]), "EQ")
+        return None
+    a, b = operands
+    if ufunc is np.add:   # the sign of both operands, and not the result's
+        return _negative(ops.binary("stablehlo.and", xor(a, result), xor(b, result)))
+    if ufunc is np.subtract:
+        return _negative(ops.binary("stablehlo.and", xor(a, b), xor(a, result)))
+    if ufunc is np.multiply:  # result / a is b unless it wrapped (a = 0 and a = -1 apart)
+        zero, minus_one = ops.compare(a, _i64(0), "EQ"), ops.compare(a, _i64(-1), "EQ")
+        divisor = ops.select(_either(zero, minus_one), _i64(1), a)
+        wrapped = ops.compare(ops.binary("stablehlo.divide", result, divisor), b, "NE")
+        return _either(_both(minus_one, ops.compare(b, _i64(INT64[0]), "EQ")),
+                       _both(ops.unary("stablehlo.not", _either(zero, minus_one)), wrapped))
+    if ufunc in (np.floor_divide, np.divmod):
+        return _both(ops.compare(a, _i64(INT64[0]), "EQ"), ops.compare(b, _i64(-1), "EQ"))
+    if ufunc is np.left_shift:  # shifted back, it is a again unless bits fell off
+        shift = ops.binary("stablehlo.minimum", ops.binary("stablehlo.maximum", b, _i64(0)), _i64(63))
+        back = ops.binary("stablehlo.shift_right_arithmetic", result, shift)
+        lost = _either(ops.compare(b, _i64(63), "GT"), ops.compare(back, a, "NE"))
+        return _both(ops.compare(a, _i64(0), "NE"), ops.compare(b, _i64(0), "GE"), lost)
+    if ufunc is np.power:  # float64's power tells whether the magnitude passes 2**63
+        magnitude = ops.unary("stablehlo.abs", ops.binary("stablehlo.power", ops.convert(a, np.float64),
+                                                          ops.convert(b, np.float64)))
+        return _both(ops.compare(b, _i64(0), "GE"), ops.compare(magnitude, ops.constant(np.asarray(2.0 ** 63)), "GE"))
+    return None
+
+
+def checked(ufunc, operands, result):
+    """``result`` (a traced Python int: Python's ``ufunc`` of ``operands`` computed in int64) with
+    its bounds, or with a run-time check that it did not pass int64's range."""
+    bounds = _result_bounds(ufunc, [bounds_of(x) for x in operands])
+    if _fits(bounds):
+        result.bounds = bounds
+        return result
+    failed = _overflowed(ufunc, [_int64(x) for x in operands], result.value)
+    if failed is not None:
+        from . import checks
+        checks.numpy_error_if(failed, lambda: UnsupportedError(
+            f"a Python int passes int64's range here when the program runs ({_expression(ufunc, operands)}): "
+            "cofactor carries the Python ints that traced code computes as int64, and Python's would be larger. "
+            "Keep it below 2**63, or compute it as a float"), what="a Python int computed in traced code")
+    return result
+
+
+_INFIX = {np.add: "+", np.subtract: "-", np.multiply: "*", np.floor_divide: "//", np.left_shift: "<<", np.power: "**"}
+
+
+def _expression(ufunc, operands) -> str:
+    """``a * b`` or ``negative(a)``, with the operands' values (at run time, where traced)."""
+    if ufunc in _INFIX:
+        return f"{operands[0]} {_INFIX[ufunc]} {operands[1]}"
+    return f"{ufunc.__name__}({', '.join(f'{x}' for x in operands)})"
+
+
+def check_fits(x, dtype):
+    """NumPy's OverflowError, at run time, where the traced Python int ``x`` may not fit integer ``dtype``."""
+    info, v = np.iinfo(dtype), x.value
+    if _fits(bounds_of(x), int(info.min), int(info.max)):
+        return
+    from . import checks
+    if dtype == np.uint64:
+        outside = _negative(v)
+    else:
+        outside = _either(ops.compare(v, _i64(int(info.min)), "LT"), ops.compare(v, _i64(int(info.max)), "GT"))
+    checks.numpy_error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"),
+                          what="a Python int computed in traced code")
+
+
+def range_item(start, stop, k, step):
+    """``start + k * step``, the item of ``range(start, stop, step)`` at a traced counter ``k``: it
+    lies between the range's start and stop, so it cannot pass int64's range (no check), and it has
+    the bounds of that interval where start and stop have them."""
+    from .array import TracedArray
+    item = TracedArray(ops.binary("stablehlo.add", _int64(start), ops.binary("stablehlo.multiply", k.value, _i64(step))),
+                       scalar=True, weak=int)
+    first, last = bounds_of(start), bounds_of(stop)
+    if first is not None and last is not None:
+        item.bounds = (first[0], last[1] - 1) if step > 0 else (last[0] + 1, first[1])
+    return item

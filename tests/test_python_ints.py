@@ -1,0 +1,136 @@
+"""Python ints that traced code computes (a rolled loop's counters and the ints it changes): Python's
+values while they fit int64, a clear error when Python's would not (never a wrapped value), and
+NumPy's OverflowError or exact comparison where they meet a narrower integer dtype
+(cofactor/tracing/python_ints.py)."""
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+
+def times_three(x, steps):
+    k = 1
+    for _ in range(steps):      # rolled (longer than unroll): k is a traced int
+        x = x + 1.0
+        k *= 3
+    return x, k
+
+
+def doubled_by_shift(x, steps):
+    k = 1
+    for _ in range(steps):
+        x = x + 1.0
+        k <<= 1
+    return x, k
+
+
+def stepped_up(x, steps):
+    k = 2 ** 62
+    for _ in range(steps):
+        x = x + 1.0
+        k += 2 ** 58
+    return x, k
+
+
+def stepped_down(x, steps):
+    k = -2 ** 62
+    for _ in range(steps):
+        x = x + 1.0
+        k -= 2 ** 58
+    return x, k
+
+
+def fibonacci(x, steps):
+    a, b = 0, 1
+    for _ in range(steps):
+        x = x + 1.0
+        a, b = b, a + b           # both traced: no bounds
+    return x, a
+
+
+def powers(x, exponent):
+    p = 0
+    for i in range(12):
+        x = x + 1.0
+        p = (i + 2) ** exponent   # bounded base: 13 ** 10 fits, 3 ** 40 does not
+    return x, p
+
+
+@pytest.mark.parametrize("fn, fits, passes", [
+    (times_three, 39, 40), (doubled_by_shift, 62, 63), (stepped_up, 15, 16), (stepped_down, 16, 17),
+    (fibonacci, 91, 93), (powers, 10, 40),   # (fib(92) is b after 91 steps)
+])
+def test_python_ints_are_pythons_or_a_clear_error_past_int64(fn, fits, passes):
+    x = np.zeros(3)
+    want, got = fn(x.copy(), fits), cf.jit(fn)(x.copy(), fits)
+    np.testing.assert_array_equal(np.asarray(got[0]), want[0])
+    assert int(got[1]) == want[1]
+    assert not -2 ** 63 <= fn(x.copy(), passes)[1] < 2 ** 63
+    with pytest.raises(cf.UnsupportedError, match=r"passes int64's range here when the program runs \(-?\d+ .*\d+\)"):
+        cf.jit(fn)(x.copy(), passes)
+
+
+def counter_into_int8(a, steps):
+    for i in range(steps):
+        a[i % 4] = i              # the counter's bounds: no check while they fit
+    return a
+
+
+def carried_into_int8(a, start):
+    k = start
+    for i in range(20):
+        k += 10
+        a[i % 4] = k              # NumPy: OverflowError once k passes 127
+    return a
+
+
+def carried_plus_int8(a, start):
+    k = start
+    for i in range(20):
+        k += 10
+        a = a + k
+    return a
+
+
+def carried_into_uint64(a, start):
+    k = start
+    for i in range(20):
+        k -= 10
+        a[i % 4] = k              # NumPy: OverflowError once k is negative
+    return a
+
+
+@pytest.mark.parametrize("fn, dtype, start", [
+    (counter_into_int8, np.int8, 100), (counter_into_int8, np.int8, 200),
+    (carried_into_int8, np.int8, -80), (carried_into_int8, np.int8, 0),
+    (carried_plus_int8, np.int8, -100), (carried_plus_int8, np.int16, 0), (carried_plus_int8, np.uint8, -30),
+    (carried_into_uint64, np.uint64, 500), (carried_into_uint64, np.uint64, 100),
+])
+def test_a_traced_python_int_meeting_a_narrower_dtype_is_numpys(fn, dtype, start):
+    a = np.zeros(4, dtype)
+    try:
+        want = fn(a.copy(), start)
+    except OverflowError as error:
+        with pytest.raises(OverflowError, match=str(error)):
+            cf.jit(fn)(a.copy(), start)
+        return
+    got = cf.jit(fn)(a.copy(), start)
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def count_above(a, start):
+    k = start
+    c = 0
+    for _ in range(12):
+        k += 40
+        c = c + (a > k).sum() + (a <= -k).sum() + (a == k).sum()
+    return c
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint64, np.int64])
+@pytest.mark.parametrize("start", [-300, 0, 60])
+def test_comparing_with_a_traced_python_int_is_exact(dtype, start):
+    """NumPy compares integers with any Python int exactly (uint8 < 300 everywhere)."""
+    a = np.array([0, 1, 100, 127, 255 if np.dtype(dtype).kind == "u" else -128], dtype)
+    assert int(cf.jit(count_above)(a.copy(), start)) == count_above(a.copy(), start)
