@@ -1,4 +1,6 @@
 """Source conversion: array constructors inside traced code, and user functions they call."""
+import functools
+
 import numpy as np
 import pytest
 from numpy import zeros
@@ -78,6 +80,35 @@ def test_methods_closures_and_lambdas():
     check(m.shifted, x)
     check(make_closure(5), x)
     check(lambda x: m.shifted(x) + 1, x)
+
+
+def decayed(x, steps, rate=0.5):
+    for _ in range(steps):      # longer than unroll: one rolled loop, once converted
+        x = x * rate + 1.0
+    return x
+
+
+class Decay:
+    def __init__(self, steps):
+        self.steps = steps
+
+    def __call__(self, x):
+        return decayed(x, self.steps, rate=0.25)
+
+    def half(self, x):
+        return decayed(x, self.steps)
+
+
+@pytest.mark.parametrize("fn", [functools.partial(decayed, steps=300), functools.partial(decayed, rate=0.75, steps=300),
+                                Decay(300), functools.partial(Decay(300).half), functools.partial(Decay.half, Decay(300))],
+                         ids=["partial", "partial of keywords", "callable object", "partial of a method",
+                              "partial of a class's function"])
+def test_partials_and_callable_objects_are_converted(fn):
+    """Their loops stay rolled, as the function's own would (they were traced as Python: 300 copies)."""
+    x = rng.standard_normal(4)
+    check(fn, x)
+    assert cf.jit(fn).lower(x).raw_mlir.count("stablehlo.while") == 1
+    assert cf.jit(lambda x: fn(x) * 2).lower(x).raw_mlir.count("stablehlo.while") == 1   # called from converted code
 
 
 LAMBDAS = {

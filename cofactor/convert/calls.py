@@ -8,6 +8,7 @@ everything else is called as it is.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import types
 import warnings
@@ -40,10 +41,9 @@ def call(fn, *args, **kwargs):
         return statements.extreme(fn, args, sys._getframe(1))
     if fn is warnings.warn:
         return statements.warn(*args, **kwargs)
-    if is_user_function(fn):
-        return convert(fn, RUNTIME)(*args, **kwargs)
-    if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
-        return convert(fn.__func__, RUNTIME)(fn.__self__, *args, **kwargs)
+    user = _user_callable(fn)
+    if user is not None:
+        return user(*args, **kwargs)
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, np.generic) and isinstance(fn, types.BuiltinMethodType) and \
             any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
@@ -69,8 +69,23 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 before_prints=debug.before_prints)
 
 
-def converted(fn):
-    """``fn`` ready to trace: its calls and control flow (and its callees') go through RUNTIME."""
+def _user_callable(fn):
+    """``fn`` converted where it is user code: a function, a bound method, an object with a
+    ``__call__`` method, or a ``functools.partial`` of one of them; None where it is not."""
+    if is_user_function(fn):
+        return convert(fn, RUNTIME)
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
         return types.MethodType(convert(fn.__func__, RUNTIME), fn.__self__)
-    return convert(fn, RUNTIME)
+    if isinstance(fn, functools.partial):
+        inner = _user_callable(fn.func)
+        return None if inner is None else functools.partial(inner, *fn.args, **fn.keywords)
+    method = getattr(type(fn), "__call__", None)
+    if not isinstance(fn, type) and is_user_function(method):
+        return types.MethodType(convert(method, RUNTIME), fn)
+    return None
+
+
+def converted(fn):
+    """``fn`` ready to trace: its calls and control flow (and its callees') go through RUNTIME."""
+    user = _user_callable(fn)
+    return user if user is not None else convert(fn, RUNTIME)
