@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, located
 from ..ir import ops
 
 INT64 = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
@@ -140,10 +140,10 @@ def checked(ufunc, operands, result):
     failed = _overflowed(ufunc, [_int64(x) for x in operands], result.value)
     if failed is not None:
         from . import checks
-        checks.numpy_error_if(failed, lambda: UnsupportedError(
+        checks.numpy_error_if(failed, lambda: located(UnsupportedError(
             f"a Python int passes int64's range here when the program runs ({_expression(ufunc, operands)}): "
             "cofactor carries the Python ints that traced code computes as int64, and Python's would be larger. "
-            "Keep it below 2**63, or compute it as a float"), what="a Python int computed in traced code")
+            "Keep it below 2**63, or compute it as a float")), what="a Python int computed in traced code")
     return result
 
 

@@ -81,7 +81,7 @@ STATEMENTS = [
     ("for_range", 4, 1.5), ("for_n", 1.5, 0.5), ("for_rows", 1.5, 0.5), ("jump", 0, 5),
     ("early_return", 1.5, 1.5), ("nested_def", 2.5, 0), ("call_nested", 8, 8),
     ("call_helper", 2.5, 2), ("mistake", 0.3, 0.3), ("accumulate", 1.5, 0.5), ("check", 0.6, 0.6),
-    ("collect", 1, 0.3), ("window", 2, 3),
+    ("collect", 1, 0.3), ("window", 2, 3), ("grow", 0.6, 0.3),
 ]
 COMPOUND = {"if", "while", "for_range", "for_n", "for_rows", "nested_def"}
 UNROLL = 8             # cofactor's default: longer static ranges become one rolled loop
@@ -559,6 +559,23 @@ class _Generator:
         ctx.scope[out] = var
         self.note("collect", f"collect:{'rolled' if count > UNROLL else 'unrolled'}", f"collect:{use}")
         return [f"{lst} = []", f"for {i} in range({count}):", f"    {lst}.append({item})", f"{out} = {result}"]
+
+    def stmt_grow(self, ctx):
+        """A Python int a loop multiplies, rolled past UNROLL steps (cofactor carries it as a traced
+        int64): where Python's passes int64's range cofactor must raise a clear error, not wrap; now
+        and then the loop writes it into an int array (NumPy's OverflowError past that dtype's range).
+        The loop's work stays Python's (no array is updated unless that write runs); made small after."""
+        rng = self.rng
+        count, factor = rng.choice([9, 12, 30, 45, 70]), rng.choice([2, 3])
+        q, i = self.fresh("q"), self.fresh("i")
+        body = [f"    {q} = {q} * {factor} + {i} % 2"]
+        target = self.pick(ctx, lambda k: k.cat == "array" and not k.floating and len(k.shape) == 1, assignable=True)
+        if target is not None and rng.random() < 0.5:
+            body.append(f"    {target}[{i} % {ctx.scope[target].kind.shape[0]}] = {q}")
+        ctx.scope[q] = Var(PYINT, static=False)
+        self.note("grow", f"grow:{'rolled' if count > UNROLL else 'unrolled'}", *["grow:store"] * (len(body) > 1),
+                  *["grow:past_int64"] * (factor ** count > 2 ** 62))
+        return [f"{q} = 1", f"for {i} in range({count}):", *body, f"{q} = {q} % 7"]
 
     def stmt_self_assign(self, ctx):
         name = self.pick(ctx, lambda k: True, assignable=True)
