@@ -212,9 +212,12 @@ class BasicIndex(Lens):
 
     def read(self, base):
         starts, sizes, steps, backwards = self._block(base)
-        if any(isinstance(s, Value) for s in starts):
+        if any(isinstance(s, Value) for s in starts):  # the block the strided axes span, then their steps
+            spans = _spans(sizes, steps)
             block = ops.dynamic_slice(base, [s if isinstance(s, Value) else _index_constant(s) for s in starts],
-                                      sizes)
+                                      spans)
+            if any(st != 1 for st in steps):
+                block = ops.slice(block, [0] * len(spans), spans, steps)
         else:
             limits = [s + (c - 1) * st + 1 if c else s for s, c, st in zip(starts, sizes, steps)]
             block = ops.slice(base, starts, limits, steps)
@@ -235,16 +238,29 @@ class BasicIndex(Lens):
         if all(st == 1 for st in steps) and not hazard:
             return ops.dynamic_update_slice(
                 base, block, [s if isinstance(s, Value) else _index_constant(s) for s in starts])
-        if any(isinstance(s, Value) for s in starts):
-            raise UnsupportedError("writing through a strided slice combined with a traced index")
-        # A strided block: spread it over the base with interior padding and select it in.
-        low = starts
-        high = [n - (s + (c - 1) * st + 1) for n, s, c, st in zip(base.shape, starts, sizes, steps)]
-        interior = [st - 1 for st in steps]
-        spread = ops.pad(block, ops.constant(np.zeros((), base.dtype)), low, high, interior)
-        mask = ops.pad(ops.broadcast_in_dim(ops.constant(np.array(True)), sizes, ()),
-                       ops.constant(np.array(False)), low, high, interior)
-        return ops.select(mask, spread, base)
+        if any(isinstance(s, Value) for s in starts):  # the strided block written into the block it spans
+            at = [s if isinstance(s, Value) else _index_constant(s) for s in starts]
+            spans = _spans(sizes, steps)
+            spanned = ops.dynamic_slice(base, at, spans)
+            return ops.dynamic_update_slice(base, _spread(block, spanned, [0] * len(spans), steps), at)
+        return _spread(block, base, starts, steps)
+
+
+def _spans(sizes, steps) -> list:
+    """Per axis, how many elements a block of ``sizes`` elements ``steps`` apart spans."""
+    return [(c - 1) * st + 1 if c else 0 for c, st in zip(sizes, steps)]
+
+
+def _spread(block: Value, target: Value, starts, steps) -> Value:
+    """``target`` with the strided ``block`` written at static ``starts``: the block spread with
+    interior padding, and selected in."""
+    spans = _spans(block.shape, steps)
+    low, high = starts, [n - (s + span) for n, s, span in zip(target.shape, starts, spans)]
+    interior = [st - 1 for st in steps]
+    spread = ops.pad(block, ops.constant(np.zeros((), target.dtype)), low, high, interior)
+    mask = ops.pad(ops.broadcast_in_dim(ops.constant(np.array(True)), block.shape, ()),
+                   ops.constant(np.array(False)), low, high, interior)
+    return ops.select(mask, spread, target)
 
 
 def _reads(value: Value, base: Value, depth: int = 16) -> bool:

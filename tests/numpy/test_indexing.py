@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import cofactor as cf
-from conftest import ALL_DTYPES, check, check_raises, dtype_id, sample
+from conftest import ALL_DTYPES, assert_same, check, check_raises, dtype_id, sample
 
 X = sample((4, 5, 3))
 V = sample((6,), seed=1)
@@ -100,6 +100,28 @@ _items = st.one_of(_slices, st.integers(-3, 2), st.none(), st.just(Ellipsis))
 def test_random_basic_indices(items):
     index = tuple(items)  # too many indices: the same IndexError
     check(lambda x: x[index], X)
+
+
+_traced_positions = st.lists(st.one_of(_slices, st.just("k"), st.none()), min_size=1, max_size=3).filter(
+    lambda items: "k" in items and sum(item is not None for item in items) <= 2)
+
+
+@given(_traced_positions, st.integers(-3, 2), st.booleans())
+@settings(max_examples=25, deadline=None)
+def test_traced_integer_beside_strided_slices(items, k, loop):
+    """A traced integer with slices of any step around it reads and writes what NumPy does (the
+    step was dropped: x[k, ::2] read consecutive elements)."""
+    def index(i):
+        return tuple(i if item == "k" else item for item in items)
+
+    def f(x, i):
+        got = x[index(i)] * 1.0
+        x[index(i)] = x[index(i)] * 2.0 + 1.0
+        if loop:
+            for j in range(9):          # rolled: a traced integer of the loop's
+                x[index(i if j % 2 else -1 - i)] += 1.0
+        return got, x
+    assert_same(cf.jit(f)(X.copy(), np.int64(k)), f(X.copy(), k))
 
 
 # --- advanced indexing reads, take, take_along_axis, ix_ -------------------------------------
