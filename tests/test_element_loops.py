@@ -1,7 +1,8 @@
 """Loops over elements, as people write them in NumPy: each compared with NumPy (values and every
 argument after the call), and the structure of what they become.  Loops whose iterations are
-independent, or reductions, become tensor operations (Enzyme-JAX's greedy_while_loop_batch_fission,
-on the rolled loop cofactor traces); loops with a carried dependency stay loops."""
+independent, or reductions, became tensor operations through Enzyme-JAX's greedy_while_loop_batch_fission,
+which is excluded for wrong answers (passes/pipelines.py): they are rolled loops until cofactor raises
+them itself; loops with a carried dependency stay loops."""
 import copy
 import sys
 from pathlib import Path
@@ -108,6 +109,8 @@ def test_element_loops_leave_what_numpy_leaves(fn):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)  # a row's sum may add in another order
 
 
+@pytest.mark.xfail(strict=True, reason="the loop raising that did this (greedy_while_loop_batch_fission) gives wrong "
+                                       "answers and is excluded; cofactor does not raise loops itself yet")
 @pytest.mark.parametrize("fn", RAISED, ids=lambda fn: fn.__name__)
 def test_independent_element_loops_become_tensor_operations(fn):
     compiled = cf.compile(fn, *_inputs(fn, np.random.default_rng(0)), optimize=True)

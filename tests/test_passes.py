@@ -200,15 +200,31 @@ def _window_products(x, cut, flip):
 
 @pytest.mark.parametrize("optimize", ["auto", True])
 @pytest.mark.parametrize("n, cut, flip", [(5, 2, True), (5, 1, True), (7, 3, True), (6, 4, True), (5, 2, False)])
-def test_loop_raising_whose_output_is_ill_typed_is_not_applied(optimize, n, cut, flip):
+def test_windows_with_stops_that_wrap_in_a_rolled_loop(optimize, n, cut, flip):
     """greedy_while_loop_batch_fission reshaped 11 counters to 11 x 5 x 1 indices, and folding made the
-    reshape a constant of garbage (pipelines.LOOP_RAISING): the verifier now sees it, and the worker
-    optimizes without the raising (no OptimizationWarning: the other patterns still run)."""
+    reshape a constant of garbage (it is excluded: pipelines.py)."""
     x = np.linspace(-1.5, 2.0, n).astype(np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("error", cf.OptimizationWarning)
         got = cf.jit(_window_products, optimize=optimize)(x, cut, flip)
     np.testing.assert_allclose(np.asarray(got), _window_products(x, cut, flip), rtol=1e-5)
+
+
+
+def _row_lookups(g, idx, r):
+    out = np.zeros(idx.shape[0])
+    for j in range(idx.shape[0]):           # rolled: the loop raising made these gathers
+        out[j] = g[1, idx[j]] + g[r, j - 1] + g[j % 4 - 1, 2] * 0.5
+    return out
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_lookups_beside_a_fixed_index_in_a_rolled_loop(optimize):
+    """greedy_while_loop_batch_fission's gather kept only the index the loop moves and read the other
+    axes from 0: row 1 (or row r) became row 0, silently (it is excluded: pipelines.py)."""
+    g, idx = np.arange(40.0).reshape(4, 10), np.array([3, 0, 9, -1, 4, -10, 2, 2, 7, 1])
+    got = cf.jit(_row_lookups, optimize=optimize)(g, idx, np.int64(2))
+    np.testing.assert_array_equal(np.asarray(got), _row_lookups(g, idx, 2))
 
 
 # The worker's lifetime.

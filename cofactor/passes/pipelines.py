@@ -29,12 +29,22 @@ EXCLUDED_PATTERNS = {
     "loop_unswitch": "seed 61640: a 38 kB loop nest grows to 5.2 MB (see above), compiled for minutes",
     "scatter_op_canon": "pass failure ('Pipeline failed') on conv2d_bias / resnet",
     # Fails a pass (mistyped IR at the inner lax.scan of conv2d_bias in optbench) together with
-    # greedy_while_loop_batch_fission, which is kept: it turns loops of independent element updates and
-    # reductions (a[i, i] sums, scalar stencils, row updates) into tensor operations.  Measured
-    # (benchmarks/programs.py, full size, x optimize=False): loop_rows 0.40x, but loop_diagonal 2.8x
-    # (a gather with an n x 2 table of indices, slower on CPU than the loop of scalar slices) and
-    # loop_stencil 1.2x; all three stay 14-80x faster than NumPy.  No other program's MLIR changes.
+    # greedy_while_loop_batch_fission (excluded below for wrong answers).
     "broadcastindim_is_reshape": "pass failure together with greedy_while_loop_batch_fission (conv2d_bias)",
+    # Wrong in general (enzyme-ad 0.0.16): Enzyme-JAX's loop raising turns a loop of element reads and
+    # writes into gathers and scatters, and where an index is not affine in the counter (it goes through
+    # a select: a negative index wrapped, g[1, j - 1]; or it is read from data, g[1, idx[j]]) the gather
+    # it builds keeps only that index and reads the other axes from 0: the row 1, or a row r passed in,
+    # became row 0, silently (a helper's newcomer programs: an HMM's E[1, obs[t]], periodic stencils,
+    # table lookups; 18 of 50 such programs wrong, all right with it excluded alone).  It also built an
+    # ill-typed reshape of 11 counters to 11 x 5 x 1 gather indices (s += np.sum(np.flip(x[:i - 2]) *
+    # x[:i - 2])) that reshape and iota folding turned into a constant of garbage memory (fuzz seed
+    # 9300801).  What it did well, loops of independent element updates as tensor operations, is lost:
+    # measured (benchmarks/programs.py, full size, x optimize=False) loop_rows 0.40x with it, but
+    # loop_diagonal 2.8x and loop_stencil 1.2x (a gather with an n x 2 table of indices is slower on CPU
+    # than the loop of scalar slices); all three stay 14-80x faster than NumPy as rolled loops.
+    "greedy_while_loop_batch_fission": "wrong answers: g[1, idx[j]] in a rolled loop reads row 0 (the "
+                                       "gather it builds drops the other starts; see above)",
     # The next two, together, turn the in-place slice updates of a time-stepped stencil into one
     # slice/concatenate DAG, which XLA's fusion duplicates exponentially: 60 unrolled steps of a
     # 1-D three-point stencil on 2 x f64[32] took 103 s to compile (0.78 s without either, 26 s
@@ -165,26 +175,11 @@ def _transform(patterns: str) -> str:
     return "enzyme-hlo-generate-td{patterns=" + patterns + "},transform-interpreter,enzyme-hlo-remove-transform"
 
 
-# Enzyme-JAX's loop raising (it turns loops of independent element updates and reductions into tensor
-# operations) runs as a stage of its own, between two runs of the other patterns, so that the verifier
-# sees what it builds before any other pattern does.  In enzyme-ad 0.0.16 it can build an ill-typed
-# reshape (the 11 loop counters of a window read through a select, reshaped to 11 x 5 x 1 indices:
-# s += np.sum(np.flip(x[:i - 2]) * x[:i - 2]) in a rolled loop); in one stage with the others, iota and
-# reshape folding turned it into a constant of whatever memory followed the 11 values (-2.64, not 10.96;
-# fuzz seed 9300801).  Staged, the verifier rejects it, and the worker runs the pipeline again without
-# the raising (``raise_loops=False``).  Measured (benchmarks/programs.py, test_element_loops.py): the
-# same loops are raised, and the pass time is 0.01-0.06 s either way.
-LOOP_RAISING = "greedy_while_loop_batch_fission"
-
-
-def _optimization_passes(enzyme_call, propagate, excluded, comms=False, raise_loops=True) -> str:
-    main, lower = _patterns(enzyme_call, propagate, list(excluded) + [LOOP_RAISING], comms)
-    stages = [_transform(main)]
-    if raise_loops and LOOP_RAISING not in excluded:
-        stages += [_transform(LOOP_RAISING), _transform(main)]
-    if comms:  # a recognized rotate left unlowered (enzymexla.rotate) fails in XLA: its lowering always follows
-        stages.append(_transform(lower))
-    return "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse,canonicalize," + ",".join(stages)
+def _optimization_passes(enzyme_call, propagate, excluded, comms=False) -> str:
+    main, lower = _patterns(enzyme_call, propagate, excluded, comms)
+    # A recognized rotate left unlowered (enzymexla.rotate) fails in XLA: its lowering always follows.
+    transforms = _transform(main) + ("," + _transform(lower) if comms else "")
+    return "inline{default-pipeline=canonicalize max-iterations=4},canonicalize,cse,canonicalize," + transforms
 
 
 # Excluded patterns that help some programs and hurt others (see their entries): optimize="auto"
@@ -206,7 +201,7 @@ RAISE_KERNELS = (
     "arith-raise{stablehlo=true},symbol-dce,canonicalize")
 
 
-def build(enzyme_call, kind: str, differentiate: bool, kernels: bool = False, raise_loops: bool = True) -> str:
+def build(enzyme_call, kind: str, differentiate: bool, kernels: bool = False) -> str:
     """The pipeline text for ``kind`` in {"curated", "curated+loops", "upstream", "none"}, or
     "curated+comms", with Enzyme-JAX's communication rewrites, which no program gets: measured by
     benchmarks/sharded.py (2026-11-26, 2-8 forced CPU devices), they leave the collectives and bytes
@@ -216,16 +211,15 @@ def build(enzyme_call, kind: str, differentiate: bool, kernels: bool = False, ra
 
     With ``differentiate`` the Enzyme AD pass sits inside the optimization pipeline, so gradients
     are taken of the optimized program.  With ``kernels`` (the module launches kernels), they are
-    raised first: Enzyme cannot differentiate a kernel_call, nor XLA run one.  ``raise_loops``: with
-    the loop-raising stage (LOOP_RAISING).
+    raised first: Enzyme cannot differentiate a kernel_call, nor XLA run one.
     """
-    pipeline = _build(enzyme_call, kind, differentiate, raise_loops)
+    pipeline = _build(enzyme_call, kind, differentiate)
     if not kernels:
         return pipeline
     return RAISE_KERNELS + "," + (XLA_SUFFIX if pipeline == "strip-debuginfo" else pipeline)
 
 
-def _build(enzyme_call, kind: str, differentiate: bool, raise_loops: bool) -> str:
+def _build(enzyme_call, kind: str, differentiate: bool) -> str:
     if kind == "none":
         if not differentiate:
             return "strip-debuginfo"  # only parses and pretty-prints
@@ -233,12 +227,11 @@ def _build(enzyme_call, kind: str, differentiate: bool, raise_loops: bool) -> st
                          "enzyme-simplify-math", "strip-debuginfo", XLA_SUFFIX])
     excluded = {"curated": list(EXCLUDED_PATTERNS), "upstream": [], "curated+comms": list(EXCLUDED_PATTERNS),
                 "curated+loops": [p for p in EXCLUDED_PATTERNS if p not in TRIED_BY_AUTO]}[kind]
-    up = _optimization_passes(enzyme_call, 1, excluded, kind == "curated+comms", raise_loops)
+    up = _optimization_passes(enzyme_call, 1, excluded, comms=kind == "curated+comms")
     if not differentiate:
         return ",".join([up, "strip-debuginfo", XLA_SUFFIX])
-    down = _optimization_passes(enzyme_call, 2, excluded, raise_loops=raise_loops)
-    before_ad = _optimization_passes(enzyme_call, 1, excluded + list(EXCLUDED_BEFORE_AD),
-                                     raise_loops=raise_loops) if excluded else up
+    down = _optimization_passes(enzyme_call, 2, excluded)
+    before_ad = _optimization_passes(enzyme_call, 1, excluded + list(EXCLUDED_BEFORE_AD)) if excluded else up
     return ",".join(["mark-func-memory-effects", before_ad, "enzyme-batch", before_ad, _ENZYME_PASS, up, "canonicalize",
                      "remove-unnecessary-enzyme-ops", "enzyme-simplify-math", up, down,
                      "strip-debuginfo", XLA_SUFFIX])

@@ -48,17 +48,8 @@ def write_message(stream, message):
 
 
 def _run(enzyme_call, pipelines, text, kind, differentiate):
-    """The optimized text; if the pipeline fails, it runs once more without the loop-raising stage,
-    whose ill-typed output the verifier may have caught (pipelines.LOOP_RAISING)."""
-    kernels = "enzymexla.kernel_call" in text
-    pipeline = pipelines.build(enzyme_call, kind, differentiate, kernels)
-    try:
-        name, out = enzyme_call.run_pass_pipeline([], text, pipeline)
-    except Exception:
-        without = pipelines.build(enzyme_call, kind, differentiate, kernels, raise_loops=False)
-        if without == pipeline:
-            raise
-        name, out = enzyme_call.run_pass_pipeline([], text, without)
+    pipeline = pipelines.build(enzyme_call, kind, differentiate, kernels="enzymexla.kernel_call" in text)
+    name, out = enzyme_call.run_pass_pipeline([], text, pipeline)
     # The pass makes the entry function private; XLA needs it public.
     return out.replace(f"func.func private @{name}(", f"func.func @{name}(", 1)
 

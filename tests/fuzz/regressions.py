@@ -958,7 +958,7 @@ def _halve_a_window(x):
 @regression(np.array([1.97, 0.5, -1.98, 1.12, 1.51], np.float32),  # seed 9300801 (3,000-program run at 6cee42e),
             np.array([-0.44, 1.39, 0.42, 1.34, 1.91], np.float32),  # shrunk by hand: garbage (-1e37) in b when
             np.array(0.85, np.float32), 11)                          # optimized, from Enzyme-JAX's loop raising
-def loop_raising_garbage_in_an_argument(a, b, t, n):                 # (pipelines.LOOP_RAISING)
+def loop_raising_garbage_in_an_argument(a, b, t, n):                 # (excluded: pipelines.py)
     k0 = 1
     while k0 < 3 and (n % 2 == 0 or n > 1):
         k0 += 1
