@@ -174,6 +174,47 @@ def test_short_nests_still_unroll():
     assert "stablehlo.while" not in cf.jit(mirrored_steps, optimize=False, unroll=40).lower(a.copy(), 5, 8).raw_mlir
 
 
+def _bump(x):
+    x[0] += 100.0
+    return x[1]
+
+
+BOOLEAN_OPERATORS = {
+    "or_default": lambda x: x[0] or 5.0,
+    "and_value": lambda x: x[0] and x[1],
+    "chained": lambda x: x[2] and x[1] or x[0],
+    "of_comparisons": lambda x: (x[0] > 0) and (x[1] < 1) or (x[2] == 0),
+    "short_circuit": lambda x: (x[0] > 0 and _bump(x) > 0, x),    # _bump runs only where x[0] > 0
+    "in_a_loop": lambda x: [x.__setitem__(i, x[i] or -1.0) for i in range(3)] and x,
+}
+
+
+def element_defaults(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):         # rolled
+        out[i] = x[i] or 1.0
+        out[i] += (x[i] > 0 or x[i] < -1.5) * 2
+    return out
+
+
+@pytest.mark.parametrize("name", BOOLEAN_OPERATORS)
+@pytest.mark.parametrize("x", [[2.0, 3.0, 0.0], [0.0, -1.0, 4.0], [-2.0, 0.0, 0.0]], ids=["first", "zero", "neg"])
+def test_and_or_give_an_operand_as_python_does(name, x):
+    """``a or b`` is ``a`` where ``a`` is true, else ``b`` (not a bool), and ``b`` runs only then."""
+    fn = BOOLEAN_OPERATORS[name]
+    check(fn, np.array(x))
+
+
+def test_and_or_in_a_rolled_element_loop():
+    check(element_defaults, np.array([0.0, 2.0, 0.0, -1.0, 3.0, 0.0, 0.0, 5.0, -2.0, 0.0, 1.0]))
+
+
+def test_and_or_whose_operands_differ_in_dtype_is_a_clear_error():
+    """``x[0] > 0 and x[0]`` is a bool on one path and a float on the other (it was always a bool)."""
+    with pytest.raises(cf.TracingError, match="dtypes float64 and bool"):
+        cf.jit(lambda x: x[0] > 0 and x[0] or 0.5)(np.array([2.0, 1.0]))
+
+
 def running_sums(x):
     out = np.zeros_like(x)
     total = 0

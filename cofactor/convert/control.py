@@ -382,7 +382,8 @@ class ControlFlow(ast.NodeTransformer):
         attr = "and_" if isinstance(node.op, ast.And) else "or_"
         result = node.values[0]
         for operand in node.values[1:]:  # a and b and c == (a and b) and c, each evaluated lazily
-            result = ast.Call(_runtime(attr), [result, _lambda(operand)], [])
+            result = ast.Call(_runtime(attr), [result, _lambda(operand), ast.Constant(getattr(node, "lineno", None))],
+                              [])  # (a BoolOp of cofactor's own, over break flags, has no line)
         return ast.copy_location(result, node)
 
     def visit_UnaryOp(self, node):

@@ -140,16 +140,19 @@ def static(value, message):
     return value
 
 
-def and_(left, right):
+def and_(left, right, line):
+    """Python's ``left and right()``: ``left`` where it is false, else ``right()``, which runs only
+    then (with a traced ``left``, each is an arm of a conditional expression)."""
     if not _traced(left):
         return left and right()
-    return np.logical_and(_scalar_predicate(left), right())
+    return control.cond_value(_scalar_predicate(left), right, lambda: left, Scope(sys._getframe(1)), line)
 
 
-def or_(left, right):
+def or_(left, right, line):
+    """Python's ``left or right()``: ``left`` where it is true, else ``right()``."""
     if not _traced(left):
         return left or right()
-    return np.logical_or(_scalar_predicate(left), right())
+    return control.cond_value(_scalar_predicate(left), lambda: left, right, Scope(sys._getframe(1)), line)
 
 
 def not_(x):
@@ -315,7 +318,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
 
     def cond():
         more = counter[0] < trips
-        return more if broke is None else and_(more, lambda: not_(broke()))
+        return more if broke is None else np.logical_and(more, not_(broke()))
 
     def body():
         k = counter[0]
