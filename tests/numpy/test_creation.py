@@ -1,4 +1,6 @@
 """astype, copy, the *_like constructors, fill, and array constructors called inside traced code."""
+import platform
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,26 @@ def test_astype_of_negative_and_special_values(source):
     check(lambda x: tuple(x.astype(t) for t in [np.int8, np.int32, np.int64, np.bool_, np.float16,
                                                  np.float32, np.float64]), x)
     check(lambda x: (x.astype(bool), x.astype(np.float64)), np.array([np.nan, np.inf, -np.inf], source))
+
+
+OUT_OF_RANGE = [-1.7, -1.0, -3.0, 300.0, -200.0, 2.5e9, -2.5e9, 5e9, 1e19, -1e19, 9.3e18, 1.8e19, 2e19, np.nan,
+                np.inf, -np.inf, 127.9, -128.9, 65535.5, 4294967295.5, -0.0]
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="C's cast is the host's")
+@pytest.mark.parametrize("source", [np.float32, np.float64], ids=dtype_id)
+def test_float_to_int_casts_of_values_out_of_range_are_numpys(source):
+    """As NumPy on x86-64 (the C cast it compiles to): (img * 1.5).astype(np.uint8) wraps around,
+    where XLA's convert saturates."""
+    x = np.array(OUT_OF_RANGE, source)
+    check(lambda x: tuple(x.astype(t) for t in [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                                 np.int64, np.uint64]), x)
+
+    def stored(x):
+        out = np.zeros(x.shape, np.uint8)
+        out[:] = x                      # assignment casts as astype does
+        return out
+    check(stored, x)
 
 
 @pytest.mark.parametrize("source", INTS, ids=dtype_id)
