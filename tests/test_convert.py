@@ -111,6 +111,27 @@ def test_partials_and_callable_objects_are_converted(fn):
     assert cf.jit(lambda x: fn(x) * 2).lower(x).raw_mlir.count("stablehlo.while") == 1   # called from converted code
 
 
+def power_by_recursion(x, n):
+    if n == 0:
+        return np.ones_like(x)
+    for _ in range(10):             # rolled at every depth: each call is converted
+        x = x * 1.0
+    return x * power_by_recursion(x, n - 1)
+
+
+def factorial(n):
+    return 1 if n <= 1 else n * factorial(n - 1)
+
+
+def test_recursive_module_level_functions():
+    """A module-level function calls itself through its global name, as in Python (the converted
+    copy looked the name up among the factory's locals: a KeyError inside cofactor)."""
+    x = rng.standard_normal(3)
+    check(lambda x: power_by_recursion(x, 3), x)
+    check(lambda x: x * factorial(4), x)
+    assert cf.jit(power_by_recursion).lower(x, 3).raw_mlir.count("stablehlo.while") == 3
+
+
 LAMBDAS = {
     "clipped": lambda x: x if x.sum() > 0 else -x,           # a dict entry: its line does not parse alone
     "windows": lambda x: np.lib.stride_tricks.as_strided(

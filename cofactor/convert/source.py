@@ -23,6 +23,7 @@ from .control import RUNTIME, convert_control_flow, convert_expressions
 from .outer import OUTER, Outer, route_outer_reads
 
 _FACTORY = "__cofactor_factory__"
+_DEFINED = "__cofactor_defined__"  # the name the factory defines a converted function under
 # Calls that must see the caller's own frame.
 _FRAME_SENSITIVE = {"super", "locals", "globals", "vars", "eval", "exec"}
 _LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for p in (
@@ -116,10 +117,13 @@ def _compile_factory(fn):
     # so the factory must not evaluate them again (the names they use may not exist there).
     node.args.defaults = [ast.Constant(None) for _ in node.args.defaults]
     node.args.kw_defaults = [None if d is None else ast.Constant(None) for d in node.args.kw_defaults]
+    name = getattr(node, "name", None)
     if isinstance(node, ast.Lambda):
         body = [ast.Return(node)]
     else:
         node.decorator_list = []
+        if name not in code.co_freevars:  # its name in its body is the global, as in Python, not a local of the
+            node.name = _DEFINED          # factory's (a recursive module-level function calls itself through it)
         body = [node, ast.Return(ast.Name(node.name, ast.Load()))]
     params = [RUNTIME, OUTER, *_free_names(code)]
     factory = ast.FunctionDef(
@@ -129,8 +133,12 @@ def _compile_factory(fn):
     module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
     namespace = {}
     exec(compile(module, code.co_filename, "exec"), fn.__globals__, namespace)
-    _converted_codes.update(_nested_codes(namespace[_FACTORY].__code__))
-    return namespace[_FACTORY]
+    factory = namespace[_FACTORY]
+    factory.__code__ = factory.__code__.replace(co_consts=tuple(  # the user's name again, for tracebacks
+        c.replace(co_name=name, co_qualname=c.co_qualname.replace(_DEFINED, name))
+        if isinstance(c, types.CodeType) and c.co_name == _DEFINED else c for c in factory.__code__.co_consts))
+    _converted_codes.update(_nested_codes(factory.__code__))
+    return factory
 
 
 # The code objects of functions defined inside converted code: converting one again (a call to

@@ -196,19 +196,22 @@ def identity(*args, **kwargs):
 @constructs(np.linspace)
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     if not (isinstance(start, TracedArray) or isinstance(stop, TracedArray)):
-        return _traced_constant(np.linspace(start, stop, num, endpoint, retstep, dtype, axis))
-    if retstep or axis != 0 or np.ndim(start) or np.ndim(stop):
-        raise UnsupportedError("numpy.linspace with traced bounds supports scalar start/stop, axis=0, "
-                               "retstep=False")
+        samples = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        return (_traced_constant(samples[0]), samples[1]) if retstep else _traced_constant(samples)
+    if axis != 0 or np.ndim(start) or np.ndim(stop):
+        raise UnsupportedError("numpy.linspace with traced bounds supports scalar start/stop and axis=0")
     # NumPy's formula: start + arange(num) * ((stop - start) / div), and the last point exactly stop.
     div = (num - 1) if endpoint else num
     steps = np.arange(num, dtype=np.float64)
     delta = np.subtract(stop, start)
-    y = np.add(np.multiply(steps, np.true_divide(delta, div) if div > 0 else delta), start)
+    step = np.true_divide(delta, div) if div > 0 else None
+    y = np.add(np.multiply(steps, step if step is not None else delta), start)
     if endpoint and num > 1:
         y[-1] = stop
     target = _dtype(dtype, np.result_type(y.dtype, float))
-    return astype(y, target)
+    if not retstep:
+        return astype(y, target)
+    return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
 
 
 def _nested(obj):

@@ -149,6 +149,13 @@ def test_linspace_with_traced_bounds():
                           np.linspace(lo, 3, 5, dtype=np.float32)), lo, hi)
 
 
+def test_linspace_with_its_step():
+    lo, hi = np.float64(-1.5), np.float64(2.0)
+    check(lambda lo, hi: (np.linspace(lo, hi, 5, retstep=True), np.linspace(lo, 3.0, 4, endpoint=False, retstep=True),
+                          np.linspace(lo, hi, 1, retstep=True), np.linspace(0, 1, 5, retstep=True),
+                          np.linspace(0, 1, 1, retstep=True)), lo, hi)
+
+
 def test_array_constructors():
     x = sample((3,), np.float32)
     check(lambda x: (np.array([x[0], x[1], 1.0]), np.array([[x[0], 2], [3, x[2]]]), np.array(x),
