@@ -215,6 +215,37 @@ def test_and_or_whose_operands_differ_in_dtype_is_a_clear_error():
         cf.jit(lambda x: x[0] > 0 and x[0] or 0.5)(np.array([2.0, 1.0]))
 
 
+def in_ranges(x, lo, hi):
+    count = 0
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):         # rolled: traced comparisons
+        if lo <= x[i] < hi:
+            count += 1
+        out[i] = (0 < x[i] <= 1.5 != x[i]) * 1.0
+    return count, out
+
+
+SEEN = []
+
+
+def _seen(v):
+    SEEN.append(v)
+    return v
+
+
+def chain_of_python_numbers(x):
+    SEEN.clear()
+    first = 0 < _seen(1) < 0 < _seen(5)          # stops at 1 < 0: _seen(5) does not run
+    return x * first + (x[0] < x[1] < _seen(10.0)), len(SEEN)
+
+
+def test_chained_comparisons_are_pythons():
+    """``lo <= x[i] < hi`` is ``lo <= x[i] and x[i] < hi`` with x[i] evaluated once (it was a
+    ConcretizationError: bool() of a traced array)."""
+    check(in_ranges, np.array([0.5, 1.0, 2.5, -1.0, 1.5, 0.7, 3.0, 1.2, 0.0, 2.0, 0.2]), 0.5, 2.0)
+    check(chain_of_python_numbers, np.array([0.5, 1.0]))
+
+
 def running_sums(x):
     out = np.zeros_like(x)
     total = 0

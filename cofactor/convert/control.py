@@ -386,6 +386,17 @@ class ControlFlow(ast.NodeTransformer):
                               [])  # (a BoolOp of cofactor's own, over break flags, has no line)
         return ast.copy_location(result, node)
 
+    def visit_Compare(self, node):
+        """``a < b <= c``: Python's chain (each operand evaluated once, the next only while the
+        comparisons so far hold), through and_ where they are traced."""
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        links = ast.List([ast.Tuple([ast.Constant(type(op).__name__), _lambda(operand)], ast.Load())
+                          for op, operand in zip(node.ops, node.comparators)], ast.Load())
+        return ast.copy_location(ast.Call(_runtime("compare_chain"), [node.left, links, ast.Constant(node.lineno)], []),
+                                 node)
+
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):

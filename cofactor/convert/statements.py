@@ -3,6 +3,7 @@ or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
 import contextlib
+import operator
 import sys
 import warnings
 
@@ -153,6 +154,22 @@ def or_(left, right, line):
     if not _traced(left):
         return left or right()
     return control.cond_value(_scalar_predicate(left), lambda: left, right, Scope(sys._getframe(1)), line)
+
+
+_COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
+                "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
+                "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}
+
+
+def compare_chain(left, links, line):
+    """``left op1 b op2 c ...`` (``links``: (op, operand thunk) pairs): ``left op1 b and b op2 c ...``
+    with each operand evaluated once, and only while the comparisons before it hold."""
+    op, operand = links[0]
+    right = operand()
+    test = _COMPARISONS[op](left, right)
+    if len(links) == 1:
+        return test
+    return and_(test, lambda: compare_chain(right, links[1:], line), line)
 
 
 def not_(x):
