@@ -214,12 +214,12 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
 
 
-def _nested(obj):
+def traced_sequence(obj):
     """A traced array for a (nested) sequence holding traced arrays; None if it holds none."""
     if isinstance(obj, TracedArray):
         return obj
     if isinstance(obj, (list, tuple)) and obj:
-        parts = [_nested(o) for o in obj]
+        parts = [traced_sequence(o) for o in obj]
         if any(p is not None for p in parts):
             items = [p if p is not None else np.asarray(o) for p, o in zip(parts, obj)]
             return np.stack(items)
@@ -233,7 +233,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         return object if ndmin <= object.ndim else np.reshape(object, (1,) * (ndmin - object.ndim) + object.shape)
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested.")
-    traced = _nested(object)
+    traced = traced_sequence(object)
     if traced is None:
         return _traced_constant(np.array(object, dtype=dtype, ndmin=ndmin))
     result = astype(traced, dtype) if dtype is not None else TracedArray(traced.value)

@@ -15,7 +15,7 @@ from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
-from .creation import convert_like_numpy
+from .creation import convert_like_numpy, traced_sequence
 from .extent import Bounded, has_traced_slice
 from .selection import assign_masked, assign_traced_slice, fitted, masked, take_bounded, traced_slice
 
@@ -112,6 +112,8 @@ class _Advanced:
             index = index + (slice(None),) * (ndim - used)
         slices, arrays, axes = [], [], []
         for item in index:
+            if isinstance(item, list) and traced_sequence(item) is not None:  # A[[k, p]] with a traced p
+                item = traced_sequence(item)
             if isinstance(item, slice):
                 slices.append(item)
                 continue

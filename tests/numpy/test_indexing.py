@@ -124,6 +124,34 @@ def test_traced_integer_beside_strided_slices(items, k, loop):
     assert_same(cf.jit(f)(X.copy(), np.int64(k)), f(X.copy(), k))
 
 
+def gaussian_elimination_with_row_swaps(A, b):
+    n = A.shape[0]
+    for k in range(n - 1):                     # rolled past 8 rows: k and p are traced
+        p = k + np.argmax(np.abs(A[k:, k]))
+        A[[k, p]] = A[[p, k]]                  # a list of traced integers as an index
+        b[[k, p]] = b[[p, k]]
+        for i in range(k + 1, n):
+            factor = A[i, k] / A[k, k]
+            A[i, k:] -= factor * A[k, k:]
+            b[i] -= factor * b[k]
+    return A[[0, n - 1], [n - 1, 0]], b
+
+
+@pytest.mark.parametrize("n", [4, 11])
+def test_lists_of_traced_integers_index_as_arrays(n):
+    """A[[k, p]] = A[[p, k]], the pivoting row swap, with p traced (a ConcretizationError: a traced
+    array cannot become a NumPy array)."""
+    rng = np.random.default_rng(n)
+    A, b = rng.standard_normal((n, n)), rng.standard_normal(n)
+    want_A, want_b = A.copy(), b.copy()
+    want = gaussian_elimination_with_row_swaps(want_A, want_b)
+    got_A, got_b = A.copy(), b.copy()
+    got = cf.jit(gaussian_elimination_with_row_swaps)(got_A, got_b)
+    assert_same(got, want, rtol=1e-10, atol=1e-12)     # (eliminated entries: 0 or a rounding error)
+    np.testing.assert_allclose(got_A, want_A, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got_b, want_b, rtol=1e-10, atol=1e-12)
+
+
 # --- advanced indexing reads, take, take_along_axis, ix_ -------------------------------------
 
 I = np.array([[0, -1], [2, 1]])      # constant integer indices, with a negative one
