@@ -134,3 +134,47 @@ def test_comparing_with_a_traced_python_int_is_exact(dtype, start):
     """NumPy compares integers with any Python int exactly (uint8 < 300 everywhere)."""
     a = np.array([0, 1, 100, 127, 255 if np.dtype(dtype).kind == "u" else -128], dtype)
     assert int(cf.jit(count_above)(a.copy(), start)) == count_above(a.copy(), start)
+
+
+def digit_sums(x):
+    out = np.zeros(x.shape[0], np.int64)
+    for i in range(x.shape[0]):         # rolled, and a while loop on the traced int inside
+        n = int(x[i])
+        s = 0
+        while n > 0:
+            s += n % 10
+            n //= 10
+        out[i] = s
+    return out
+
+
+def conversions(x):
+    return int(x[0]) + int(x[1] * 2.5), float(x[2]) / 3, int(-2.7 * x[0]), float(np.int32(3) * x[1]), int(x[3] > 0)
+
+
+def test_int_and_float_of_traced_numbers_are_pythons():
+    """int(x[i]) truncates toward zero into a traced Python int, float() makes a traced Python float
+    (both were ConcretizationErrors)."""
+    x = np.array([123.7, 45.2, 9.0, 1000.0, 0.0, 77.0, 5.5, 81.0, 12.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(cf.jit(digit_sums)(x)), digit_sums(x))
+    for got, want in zip(cf.jit(conversions)(x), conversions(x)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype and np.asarray(got) == want
+
+
+def int_of_first(x):
+    return int(x[0] * 1.0)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_int_of_nan_or_infinity_is_pythons_error(value):
+    with pytest.raises(Exception) as python:
+        int_of_first(np.array([value]))
+    with pytest.raises(type(python.value), match=str(python.value)):
+        cf.jit(int_of_first)(np.array([value]))
+
+
+@pytest.mark.parametrize("value", [1e30, -9.3e18])
+def test_int_of_a_float_past_int64_is_a_clear_error(value):
+    assert not -2 ** 63 <= int_of_first(np.array([value])) < 2 ** 63
+    with pytest.raises(cf.UnsupportedError, match="passes int64's range"):
+        cf.jit(int_of_first)(np.array([value]))

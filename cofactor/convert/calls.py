@@ -19,6 +19,7 @@ from .. import debug
 from ..errors import forwards_calls
 from ..ir import ops
 from ..pytree import flatten
+from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import CONSTRUCTORS
 from . import statements
@@ -35,6 +36,9 @@ def call(fn, *args, **kwargs):
         return constructor(*args, **kwargs)
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
+    if (fn is int or fn is float) and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray) \
+            and args[0].size == 1 and args[0].ndim == 0:  # a traced Python number, as x.item() gives
+        return python_ints.python_int(args[0]) if fn is int else python_ints.python_float(args[0])
     if fn is isinstance and len(args) == 2 and isinstance(args[0], TracedArray):
         return _is_instance(args[0], args[1])
     if (fn is max or fn is min) and not kwargs:

@@ -182,3 +182,39 @@ def range_item(start, stop, k, step):
     if first is not None and last is not None:
         item.bounds = (first[0], last[1] - 1) if step > 0 else (last[0] + 1, first[1])
     return item
+
+
+def python_int(x):
+    """``int(x)`` of a traced number (a 0-d array, a NumPy scalar, a traced Python number) in
+    converted code: a traced Python int, as Python's int truncates a float toward zero; NaN and
+    infinities raise Python's errors when the program runs, and a float past int64's range
+    cofactor's error (Python's int would hold it)."""
+    from . import checks
+    from .array import TracedArray
+    v = x.value
+    if x.dtype.kind == "c":
+        raise located(TypeError(f"int() argument must be a string, a bytes-like object or a real number, not "
+                                f"'{x.stands_for().__name__}'"))
+    if x.dtype.kind == "f":
+        v = ops.convert(v, np.float64)
+        nan = ops.compare(v, v, "NE")
+        infinite = ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf)), "EQ")
+        where = "a Python int computed in traced code"
+        checks.numpy_error_if(nan, lambda: ValueError("cannot convert float NaN to integer"), what=where)
+        checks.numpy_error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"), what=where)
+        outside = _both(ops.unary("stablehlo.not", _either(nan, infinite)), _either(
+            ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
+            ops.compare(v, ops.constant(np.asarray(2.0 ** 63)), "GE")))
+        checks.numpy_error_if(outside, lambda: located(UnsupportedError(
+            f"int() of {x} passes int64's range when the program runs: cofactor carries the Python ints that "
+            "traced code computes as int64, and Python's would be larger")), what=where)
+    return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
+
+
+def python_float(x):
+    """``float(x)`` of a traced real number in converted code: a traced Python float."""
+    from .array import TracedArray
+    if x.dtype.kind == "c":
+        raise located(TypeError(f"float() argument must be a string or a real number, not "
+                                f"'{x.stands_for().__name__}'"))
+    return TracedArray(ops.convert(x.value, np.float64), scalar=True, weak=float)
