@@ -339,7 +339,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
 
     def body():
         k = counter[0]
-        k.bounds = (0, trips - 1) if type(trips) is int else (0, python_ints.INT64[1] - 1)  # k + 1 fits
+        k.bounds = python_ints.counter_bounds(start, stop, step, trips)
         body_fn(k if step == 1 and not _traced(start) and start == 0 else python_ints.range_item(start, stop, k, step))
         counter[0] = k + 1
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
+from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
@@ -65,6 +66,7 @@ def basic_lens(shape, index) -> BasicIndex:
             items.append(("slice", lo, count, step))
             out_shape.append(count)
         elif isinstance(item, TracedArray):
+            _check_index(item, n, axis)
             items.append(("index", item.value))
         else:
             i = item.__index__()
@@ -73,6 +75,31 @@ def basic_lens(shape, index) -> BasicIndex:
             items.append(("index", i % n))
         axis += 1
     return BasicIndex(items, out_shape)
+
+
+def _check_index(index: TracedArray, n: int, axis: int):
+    """NumPy's IndexError, after the call, where the traced integer ``index`` is outside [-n, n)
+    when the program runs (the read or write itself clamps it, as XLA does); none where its bounds
+    are known to fit (a loop's counter over the axis)."""
+    if python_ints.within(index, -n, n - 1):
+        return
+    v = ops.convert(index.value, np.int64)
+    outside = ops.binary("stablehlo.or", ops.compare(v, ops.constant(np.asarray(-n, np.int64)), "LT"),
+                         ops.compare(v, ops.constant(np.asarray(n, np.int64)), "GE"))
+    python_ints.error_if(outside, lambda: IndexError(f"index {index} is out of bounds for axis {axis} with size {n}"))
+
+
+def _check_indices(indices: TracedArray, n: int, axis: int):
+    """NumPy's IndexError, after the call, where an element of the traced integer array ``indices``
+    is outside [-n, n) when the program runs (the gather or scatter clamps it), naming the first."""
+    if indices.ndim == 0:
+        return _check_index(indices, n, axis)
+    if python_ints.within(indices, -n, n - 1) or indices.size == 0:
+        return
+    outside = np.logical_or(indices < -n, indices >= n)
+    first = np.ravel(indices)[np.argmax(np.ravel(outside))]
+    python_ints.error_if(np.any(outside).value,
+                         lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
 
 
 def _index_count(item) -> int:
@@ -158,6 +185,7 @@ class _Advanced:
         columns = []
         for x, n in zip(arrays, sizes):
             if isinstance(x, TracedArray):
+                _check_indices(x, n, self.axes[len(columns)])
                 v = ops.convert(x.value, np.int64)
                 zero = full(v.shape, 0, np.int64)
                 v = ops.select(ops.compare(v, zero, "LT", "SIGNED"),

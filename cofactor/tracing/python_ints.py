@@ -21,6 +21,19 @@ from ..ir import ops
 INT64 = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
 
 
+def error_if(failed, make):
+    """``make()``'s error after the call where ``failed`` (an i1 scalar) holds when the program runs
+    (checks.py); code traced with no check state (no compiled function around it) goes unchecked."""
+    from . import checks, context
+    if checks.available(context.current()):
+        checks.numpy_error_if(failed, make)
+
+
+def within(x, low: int, high: int) -> bool:
+    """Whether the traced integer ``x`` is known to lie in [low, high] (its bounds fit)."""
+    return _fits(bounds_of(x), low, high)
+
+
 def bounds_of(x) -> tuple | None:
     """The least and greatest values ``x`` (a Python int, or a traced one) may hold; None: unknown."""
     if type(x) is int:
@@ -139,11 +152,10 @@ def checked(ufunc, operands, result):
         return result
     failed = _overflowed(ufunc, [_int64(x) for x in operands], result.value)
     if failed is not None:
-        from . import checks
-        checks.numpy_error_if(failed, lambda: located(UnsupportedError(
+        error_if(failed, lambda: located(UnsupportedError(
             f"a Python int passes int64's range here when the program runs ({_expression(ufunc, operands)}): "
             "cofactor carries the Python ints that traced code computes as int64, and Python's would be larger. "
-            "Keep it below 2**63, or compute it as a float")), what="a Python int computed in traced code")
+            "Keep it below 2**63, or compute it as a float")))
     return result
 
 
@@ -160,15 +172,25 @@ def _expression(ufunc, operands) -> str:
 def check_fits(x, dtype):
     """NumPy's OverflowError, at run time, where the traced Python int ``x`` may not fit integer ``dtype``."""
     info, v = np.iinfo(dtype), x.value
-    if _fits(bounds_of(x), int(info.min), int(info.max)):
+    if within(x, int(info.min), int(info.max)):
         return
-    from . import checks
     if dtype == np.uint64:
         outside = _negative(v)
     else:
         outside = _either(ops.compare(v, _i64(int(info.min)), "LT"), ops.compare(v, _i64(int(info.max)), "GT"))
-    checks.numpy_error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"),
-                          what="a Python int computed in traced code")
+    error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"))
+
+
+def counter_bounds(start, stop, step, trips) -> tuple:
+    """The bounds of a rolled range loop's counter (its iterations so far): below the trip count,
+    known where the range's bounds are, and below int64's greatest value (so ``k + 1`` fits)."""
+    if type(trips) is int:
+        return (0, max(trips - 1, 0))
+    first, last = bounds_of(start), bounds_of(stop)
+    if first is None or last is None:
+        return (0, INT64[1] - 1)
+    span = last[1] - first[0] if step > 0 else first[1] - last[0]
+    return (0, max(min((span - 1) // abs(step), INT64[1] - 1), 0))
 
 
 def range_item(start, stop, k, step):
@@ -189,7 +211,6 @@ def python_int(x):
     converted code: a traced Python int, as Python's int truncates a float toward zero; NaN and
     infinities raise Python's errors when the program runs, and a float past int64's range
     cofactor's error (Python's int would hold it)."""
-    from . import checks
     from .array import TracedArray
     v = x.value
     if x.dtype.kind == "c":
@@ -199,15 +220,14 @@ def python_int(x):
         v = ops.convert(v, np.float64)
         nan = ops.compare(v, v, "NE")
         infinite = ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf)), "EQ")
-        where = "a Python int computed in traced code"
-        checks.numpy_error_if(nan, lambda: ValueError("cannot convert float NaN to integer"), what=where)
-        checks.numpy_error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"), what=where)
+        error_if(nan, lambda: ValueError("cannot convert float NaN to integer"))
+        error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"))
         outside = _both(ops.unary("stablehlo.not", _either(nan, infinite)), _either(
             ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
             ops.compare(v, ops.constant(np.asarray(2.0 ** 63)), "GE")))
-        checks.numpy_error_if(outside, lambda: located(UnsupportedError(
+        error_if(outside, lambda: located(UnsupportedError(
             f"int() of {x} passes int64's range when the program runs: cofactor carries the Python ints that "
-            "traced code computes as int64, and Python's would be larger")), what=where)
+            "traced code computes as int64, and Python's would be larger")))
     return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
 
 

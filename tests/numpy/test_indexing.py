@@ -152,6 +152,54 @@ def test_lists_of_traced_integers_index_as_arrays(n):
     np.testing.assert_allclose(got_b, want_b, rtol=1e-10, atol=1e-12)
 
 
+def _sum_at(x, idx):
+    s = 0.0
+    for j in range(idx.shape[0]):       # rolled: each index read from data
+        s += x[idx[j]]
+    return s
+
+
+def _shift_left(x):
+    for i in range(x.shape[0]):         # x[i + 1] passes the end at the last i, as NumPy says
+        x[i] = x[i] + x[i + 1]
+    return x
+
+
+OUT_OF_BOUNDS = {
+    "data_index_in_a_loop": (_sum_at, X[:, 0, 0], np.array([1, 2, 4, 3])),
+    "negative_data_index": (_sum_at, X[:, 0, 0], np.array([1, -5, 3])),
+    "counter_plus_one": (_shift_left, X[:, 0, 0]),
+    "traced_scalar": (lambda x, k: (x[k], x[-k]), X, np.int64(4)),
+    "integer_array": (lambda x, i: x[i] * 2, X, np.array([[1, -3], [3, 4]])),
+    "integer_array_written": (lambda x, i: np.add.at(x, i, 1.0) or x, X, np.array([0, -5])),
+    "second_axis": (lambda x, i: x[:, i], X, np.array([0, 2, 5])),
+    "take": (lambda x, i: np.take(x, i), X, np.array([1, 60])),
+    "in_range": (lambda x, i, k: (x[i], x[k], x[-4], x[i, k]), X, np.array([0, 3, -4]), np.int64(-3)),
+}
+
+
+@pytest.mark.parametrize("name", OUT_OF_BOUNDS)
+def test_traced_indices_out_of_bounds_raise_numpys_index_error(name):
+    """NumPy's IndexError (with the index, at run time), where a traced index passes the axis: the
+    read clamped it, silently."""
+    fn, *args = OUT_OF_BOUNDS[name]
+    try:
+        want = fn(*[np.copy(a) for a in args])
+    except IndexError as error:
+        with pytest.raises(IndexError, match=str(error)):
+            cf.jit(fn)(*[np.copy(a) for a in args])
+        return
+    assert_same(cf.jit(fn)(*[np.copy(a) for a in args]), want)
+
+
+def test_a_loop_counter_over_the_axis_is_not_checked():
+    def f(x):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * x[-1 - i] + x[i % 2]
+        return x
+    assert cf.jit(f).lower(X[:, 0, 0].copy()).trace.checks is None
+
+
 # --- advanced indexing reads, take, take_along_axis, ix_ -------------------------------------
 
 I = np.array([[0, -1], [2, 1]])      # constant integer indices, with a negative one
