@@ -729,6 +729,25 @@ def test_a_number_whose_kind_depends_on_the_path_gives_numpys_values_on_each_pat
         assert compare(acc_from_python_zero(a, n), cf.jit(acc_from_python_zero)(a, n)) is None
 
 
+def digit_sums_into_int32(a):
+    out = np.zeros_like(a)
+    for i in range(a.shape[0]):   # rolled
+        n = a[i]
+        s = 0
+        while n > 0:              # may not run: s stays a Python int or is an int32, by path
+            s += n % 10
+            n //= 10
+        out[i] = s                # written into an int32 array: the same value either way
+        out[i] += s * 0           # (and an in-place update of the element)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
+def test_a_number_whose_kind_depends_on_the_path_written_into_an_array(dtype):
+    a = np.array([123, 0, 45, 7, 1000, 9, 0, 88, 12, 5], dtype)
+    np.testing.assert_array_equal(np.asarray(cf.jit(digit_sums_into_int32)(a.copy())), digit_sums_into_int32(a.copy()))
+
+
 def test_every_reading_that_differs_by_path_is_a_clear_error():
     def unary(a, t):
         s = 2

@@ -140,10 +140,20 @@ def _settle_ufunc(ufunc, inputs, kwargs):
                  for x, dtype in zip(inputs, as_numpy)), kwargs
 
 
+# Writes of a number into an array: (the array's position, the number's) in the arguments.
+_WRITES = {"ndarray.__setitem__": (0, 2), "ndarray.fill": (0, 1)}
+
+
 def _settle_function(name: str, args):
     """Any other function reads a Python number as NumPy's array of it (int64, float64, complex128)
     except where it promotes it with arrays: the same on every path when the NumPy scalar has that
-    dtype and promoting the arrays with either reading gives one dtype."""
+    dtype and promoting the arrays with either reading gives one dtype.  A number written into an
+    array (``out[i] = s``) is cast to the array's dtype either way: the value of the path taken."""
+    if name in _WRITES and len(args) > _WRITES[name][1] and isinstance(args[_WRITES[name][1]], PathNumber):
+        target, k = _WRITES[name]
+        if isinstance(args[target], TracedArray) and args[target].dtype.kind in "biufc":
+            written = TracedArray(args[k].read_as(args[target].dtype), scalar=True)
+            return _settle_function(name, args[:k] + (written,) + args[k + 1:])
     numbers = [x for x in _leaves(args) if isinstance(x, PathNumber)]
     others = [_promotion_key(x) for x in _leaves(args) if isinstance(x, (TracedArray, np.ndarray, np.generic))
               and not isinstance(x, PathNumber)]
