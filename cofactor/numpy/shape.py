@@ -545,14 +545,26 @@ def repeat(a, repeats, axis=None):
     return wrap(ops.concatenate(pieces, ax))
 
 
+_INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")  # each padded element is an element of the array
+
+
 @implements(np.pad)
 def pad(array, pad_width, mode="constant", **kwargs):
-    if mode != "constant":
-        raise UnsupportedError(f"numpy.pad(mode={mode!r}) is not supported; only mode='constant'")
+    if mode != "constant" and mode not in _INDEX_MODES:
+        raise UnsupportedError(f"numpy.pad(mode={mode!r}) is not supported; the modes are 'constant', "
+                               + ", ".join(repr(m) for m in _INDEX_MODES))
     v = value(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (v.type.rank, 2))
     if np.any(widths < 0):
         raise ValueError("index can't contain negative values")
+    if mode in _INDEX_MODES:
+        if kwargs and kwargs != {"reflect_type": "even"}:
+            raise UnsupportedError(f"numpy.pad(mode={mode!r}) with {', '.join(kwargs)} is not supported")
+        out = wrap(v)
+        for d, (low, high) in enumerate(widths.tolist()):
+            if low or high:  # which element each position of the padded axis holds: NumPy's own answer
+                out = np.take(out, np.pad(np.arange(v.shape[d]), (low, high), mode=mode), axis=d)
+        return out
     fill = np.broadcast_to(np.asarray(kwargs.pop("constant_values", 0)), (v.type.rank, 2))
     if kwargs:
         raise TypeError(f"unsupported keyword arguments for mode 'constant': {set(kwargs)}")

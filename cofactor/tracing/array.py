@@ -263,6 +263,7 @@ class Journal:
     def __enter__(self):
         self.entries = []
         self.staled = []
+        self.block = current_block()  # the region's block: what is written there, the region carries
         context.current().journals.append(self)
         return self
 

@@ -286,7 +286,7 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     after)} for the owners made before the if that it writes)."""
     block = Block(label=where)
     bindings.assign(initial)
-    with Journal() as journal, insertion_point(block), _traced_anyway(f"a branch of {where}"):
+    with insertion_point(block), Journal() as journal, _traced_anyway(f"a branch of {where}"):
         fn()
     names_after = list(bindings.get())
     changed = bindings.heap.changed_slots()

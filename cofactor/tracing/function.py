@@ -48,7 +48,7 @@ def trace_private(fn, types, name: str) -> PrivateFunction:
     trace = context.current()
     symbol = trace.module.add(Function(trace.unique_name(name), types, visibility="private"))
     start = serial_now()
-    with Journal() as journal, insertion_point(symbol.body):
+    with insertion_point(symbol.body), Journal() as journal:
         params = [TracedArray(v) for v in symbol.arguments]
         trace.arguments.update(id(p) for p in params)  # updates of these are results: never replaced by copies
         starts = [p.value for p in params]

@@ -17,15 +17,19 @@ import numpy as np
 
 from ..errors import UnsupportedError, located
 from ..ir import ops
+from ..ir.core import current_block
 
 INT64 = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
 
 
 def error_if(failed, make):
     """``make()``'s error after the call where ``failed`` (an i1 scalar) holds when the program runs
-    (checks.py); code traced with no check state (no compiled function around it) goes unchecked."""
+    (checks.py).  Unchecked: code traced with no check state (no compiled function around it), and
+    the regions cofactor's own implementations build (a loop of ops, which carries no check state)."""
     from . import checks, context
-    if checks.available(context.current()):
+    trace = context.current()
+    carried = trace.journals[-1].block if trace.journals else trace.entry_block()
+    if checks.available(trace) and current_block() is carried:
         checks.numpy_error_if(failed, make)
 
 

@@ -67,6 +67,9 @@ CASES = {
     "pad": (lambda m: (np.pad(m, 1), np.pad(m, ((1, 0), (2, 3))), np.pad(m, (2, 1), constant_values=7),
                        np.pad(m, ((1, 1), (0, 2)), constant_values=((1, 2), (3, 4))), np.pad(m, 0),
                        np.pad(m, [(0, 1)], mode="constant", constant_values=-1.5)), M),
+    "pad_modes": (lambda m, v: tuple(np.pad(a, w, mode=mode) for mode in ("edge", "wrap", "reflect", "symmetric")
+                                     for a, w in ((m, 1), (m, ((2, 0), (5, 6))), (v, (0, 3)))) +
+                  (np.pad(m, 2, mode="reflect", reflect_type="even"),), M, V),
     "diff": (lambda m, v: (np.diff(v), np.diff(v, 2), np.diff(m, axis=0), np.diff(m, n=3), np.diff(v, 0),
                            np.diff(m, append=m[:, :1]), np.diff(v, prepend=1, append=[2, 3]),
                            np.diff(m, 5)), M, V),
@@ -142,6 +145,7 @@ ERRORS = {
     "repeat_negative": lambda x: np.repeat(x, -1),
     "repeat_counts_length": lambda x: np.repeat(x, [1, 2], axis=2),
     "pad_negative": lambda x: np.pad(x, -1),
+    "pad_empty_axis_by_reflecting": lambda x: np.pad(x[:, :0], 1, mode="reflect"),
     "sort_axis": lambda x: np.sort(x, axis=3),
     "sort_0d": lambda x: np.sort(x[0, 0, 0]),
     "argsort_axis": lambda x: np.argsort(x, axis=-4),
