@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import ops
+from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
@@ -25,6 +26,32 @@ def one_dimensional(x):
     if np.ndim(x) != 1:
         raise ValueError("object of too small depth for desired array" if np.ndim(x) == 0
                          else "object too deep for desired array")
+
+
+@implements(np.digitize)
+def digitize(x, bins, right=False):
+    """The index of the bin each value falls in: a search in ``bins``, ascending or descending (when
+    they are known only at run time, both searches, and the one their direction picks; bins that
+    are neither raise NumPy's ValueError after the call)."""
+    edges = asarray(bins)
+    if edges.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    side = "left" if right else "right"
+    if edges.shape[0] < 2:
+        return searchsorted(edges, x, side=side)
+    known = known_value(edges)
+    if known is not None:
+        steps = np.diff(np.asarray(known))
+        if not (np.all(steps >= 0) or np.all(steps <= 0)):
+            raise ValueError("bins must be monotonically increasing or decreasing")
+        if np.all(steps >= 0):
+            return searchsorted(edges, x, side=side)
+        return edges.shape[0] - searchsorted(edges[::-1], x, side)
+    steps = np.diff(edges)
+    ascending, descending = np.all(steps >= 0), np.all(steps <= 0)
+    python_ints.error_if(value(~(ascending | descending)),
+                         lambda: ValueError("bins must be monotonically increasing or decreasing"))
+    return np.where(ascending, searchsorted(edges, x, side=side), edges.shape[0] - searchsorted(edges[::-1], x, side))
 
 
 @implements(np.searchsorted)

@@ -1,8 +1,9 @@
 """Searching and comparing against NumPy: searchsorted, interp, convolve, correlate, isin, isclose,
-allclose, array_equal; unique, nonzero, argwhere, flatnonzero of constants."""
+allclose, array_equal, digitize; unique, nonzero, argwhere, flatnonzero of constants."""
 import numpy as np
 import pytest
 
+import cofactor as cf
 from conftest import check, check_unsupported, dtype_id, sample
 
 
@@ -32,6 +33,29 @@ def test_searchsorted_with_sorter():
                                lambda a: np.searchsorted(a, 1.0, sorter=[0, 1])])
 def test_searchsorted_errors(f):
     check(f, sample((3,)))
+
+
+BINS = {"ascending": np.array([0.0, 1.0, 2.5, 4.0, 10.0]), "descending": np.array([10.0, 4.0, 2.5, 1.0, 0.0]),
+        "repeated": np.array([1.0, 1.0, 3.0]), "one": np.array([2.0])}
+
+
+@pytest.mark.parametrize("name", BINS)
+def test_digitize(name):
+    """Known bins (np.linspace inside) and bins passed in (traced: both directions, picked at run time)."""
+    x = np.array([0.2, 6.4, 3.0, 1.6, -1.0, 10.0, 2.5, np.nan, 4.0])
+    bins = BINS[name]
+    check(lambda x, bins: (np.digitize(x, bins), np.digitize(x, bins, right=True), np.digitize(x[0], bins),
+                           np.digitize(x, np.linspace(0.0, 5.0, 6)), np.digitize(x, [3.0, 1.0], right=True)), x, bins)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.digitize(x, [1.0, 0.0, 2.0]), lambda x: np.digitize(x, [[1.0, 2.0]])])
+def test_digitize_errors(f):
+    check(f, np.array([0.5, 1.0, 0.0]))
+
+
+def test_digitize_into_traced_bins_that_are_not_monotonic():
+    with pytest.raises(ValueError, match="monotonically"):   # known only when the program runs
+        cf.jit(lambda x: np.digitize(x, x))(np.array([0.5, 1.0, 0.0]))
 
 
 def test_interp():
