@@ -132,6 +132,17 @@ def test_recursive_module_level_functions():
     assert cf.jit(power_by_recursion).lower(x, 3).raw_mlir.count("stablehlo.while") == 3
 
 
+def median_by_sorting(x):
+    s = sorted(x)
+    top = sorted(x, reverse=True)
+    return s[len(s) // 2], top[0] - s[0], np.array(s)
+
+
+def test_sorted_of_a_traced_vector():
+    """sorted(x) is a list of its elements in order (a ConcretizationError: bool() of a traced array)."""
+    check(median_by_sorting, rng.standard_normal(7))
+
+
 LAMBDAS = {
     "clipped": lambda x: x if x.sum() > 0 else -x,           # a dict entry: its line does not parse alone
     "windows": lambda x: np.lib.stride_tricks.as_strided(

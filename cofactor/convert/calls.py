@@ -36,6 +36,10 @@ def call(fn, *args, **kwargs):
         return constructor(*args, **kwargs)
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
+    if fn is sorted and len(args) == 1 and isinstance(args[0], TracedArray) and args[0].ndim == 1 \
+            and set(kwargs) <= {"reverse"}:  # its elements, in NumPy's order (NaN last; Python's is undefined)
+        ordered = np.sort(args[0])
+        return list(ordered[::-1] if kwargs.get("reverse") else ordered)
     if (fn is int or fn is float) and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray) \
             and args[0].size == 1 and args[0].ndim == 0:  # a traced Python number, as x.item() gives
         return python_ints.python_int(args[0]) if fn is int else python_ints.python_float(args[0])
