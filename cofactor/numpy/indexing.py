@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
-from ..tracing import python_ints
+from ..tracing import checks, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
@@ -86,7 +86,7 @@ def _check_index(index: TracedArray, n: int, axis: int):
     v = ops.convert(index.value, np.int64)
     outside = ops.binary("stablehlo.or", ops.compare(v, ops.constant(np.asarray(-n, np.int64)), "LT"),
                          ops.compare(v, ops.constant(np.asarray(n, np.int64)), "GE"))
-    python_ints.error_if(outside, lambda: IndexError(f"index {index} is out of bounds for axis {axis} with size {n}"))
+    checks.error_if(outside, lambda: IndexError(f"index {index} is out of bounds for axis {axis} with size {n}"))
 
 
 def _check_indices(indices: TracedArray, n: int, axis: int):
@@ -98,7 +98,7 @@ def _check_indices(indices: TracedArray, n: int, axis: int):
         return
     outside = np.logical_or(indices < -n, indices >= n)
     first = np.ravel(indices)[np.argmax(np.ravel(outside))]
-    python_ints.error_if(np.any(outside).value,
+    checks.error_if(np.any(outside).value,
                          lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
 
 

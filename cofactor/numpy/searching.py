@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import ops
-from ..tracing import python_ints
+from ..tracing import checks
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
@@ -49,7 +49,7 @@ def digitize(x, bins, right=False):
         return edges.shape[0] - searchsorted(edges[::-1], x, side)
     steps = np.diff(edges)
     ascending, descending = np.all(steps >= 0), np.all(steps <= 0)
-    python_ints.error_if(value(~(ascending | descending)),
+    checks.error_if(value(~(ascending | descending)),
                          lambda: ValueError("bins must be monotonically increasing or decreasing"))
     return np.where(ascending, searchsorted(edges, x, side=side), edges.shape[0] - searchsorted(edges[::-1], x, side))
 

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import (CofactorError, ConcretizationError, TracingError, UnsupportedError, located, origin,
                       user_frame, user_line_of)
 from ..ir import ops
+from ..ir.core import current_block
 from . import context
 from .array import TracedArray
 
@@ -236,6 +237,17 @@ def numpy_error_if(failed, make, what="an operation on an array whose length is 
     frame = user_frame()
     where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
     _add_site(checks, exception, shown, where, failed)
+
+
+def error_if(failed, make):
+    """``numpy_error_if`` where the code being traced can carry the check: unchecked in code traced
+    with no check state (no compiled function around it) and in the regions cofactor's own
+    implementations build (a loop of ops: what it writes, no control flow carries out).  For the
+    checks NumPy makes on a value known only when the program runs (a traced index past its axis)."""
+    trace = context.current()
+    carried = trace.journals[-1].block if trace.journals else trace.entry_block()
+    if available(trace) and current_block() is carried:
+        numpy_error_if(failed, make)
 
 
 class RaisesAlways(BaseException):

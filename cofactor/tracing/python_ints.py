@@ -9,7 +9,9 @@ static ``bounds`` where known (``TracedArray.bounds``: a counter's from its rang
 its operands'), and an operation whose result's bounds fit int64 needs no check.
 
 The same bounds decide where NumPy's own check is needed when a Python int meets a narrower integer
-dtype (``uint8_array + k``, ``a[i] = k``: OverflowError when ``k`` is outside the dtype's range).
+dtype (``uint8_array + k``, ``a[i] = k``: OverflowError when ``k`` is outside the dtype's range) and
+where a traced index may pass its axis (numpy/indexing.py).  ``int(x)`` and ``float(x)`` of a traced
+scalar make such numbers too.
 """
 from __future__ import annotations
 
@@ -17,20 +19,9 @@ import numpy as np
 
 from ..errors import UnsupportedError, located
 from ..ir import ops
-from ..ir.core import current_block
+from . import checks
 
 INT64 = (int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max))
-
-
-def error_if(failed, make):
-    """``make()``'s error after the call where ``failed`` (an i1 scalar) holds when the program runs
-    (checks.py).  Unchecked: code traced with no check state (no compiled function around it), and
-    the regions cofactor's own implementations build (a loop of ops, which carries no check state)."""
-    from . import checks, context
-    trace = context.current()
-    carried = trace.journals[-1].block if trace.journals else trace.entry_block()
-    if checks.available(trace) and current_block() is carried:
-        checks.numpy_error_if(failed, make)
 
 
 def within(x, low: int, high: int) -> bool:
@@ -156,7 +147,7 @@ def checked(ufunc, operands, result):
         return result
     failed = _overflowed(ufunc, [_int64(x) for x in operands], result.value)
     if failed is not None:
-        error_if(failed, lambda: located(UnsupportedError(
+        checks.error_if(failed, lambda: located(UnsupportedError(
             f"a Python int passes int64's range here when the program runs ({_expression(ufunc, operands)}): "
             "cofactor carries the Python ints that traced code computes as int64, and Python's would be larger. "
             "Keep it below 2**63, or compute it as a float")))
@@ -182,7 +173,7 @@ def check_fits(x, dtype):
         outside = _negative(v)
     else:
         outside = _either(ops.compare(v, _i64(int(info.min)), "LT"), ops.compare(v, _i64(int(info.max)), "GT"))
-    error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"))
+    checks.error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"))
 
 
 def counter_bounds(start, stop, step, trips) -> tuple:
@@ -224,12 +215,12 @@ def python_int(x):
         v = ops.convert(v, np.float64)
         nan = ops.compare(v, v, "NE")
         infinite = ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf)), "EQ")
-        error_if(nan, lambda: ValueError("cannot convert float NaN to integer"))
-        error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"))
+        checks.error_if(nan, lambda: ValueError("cannot convert float NaN to integer"))
+        checks.error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"))
         outside = _both(ops.unary("stablehlo.not", _either(nan, infinite)), _either(
             ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
             ops.compare(v, ops.constant(np.asarray(2.0 ** 63)), "GE")))
-        error_if(outside, lambda: located(UnsupportedError(
+        checks.error_if(outside, lambda: located(UnsupportedError(
             f"int() of {x} passes int64's range when the program runs: cofactor carries the Python ints that "
             "traced code computes as int64, and Python's would be larger")))
     return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
