@@ -156,7 +156,7 @@ class Compiled:
 
     def _traced(self, args, kwargs, options):
         """The trace with the Python floats traced, or, if that fails (the function needs their
-        values: ``range(int(t / dt))``, a dict key), with them as constants (``static`` = None)."""
+        values: ``np.zeros(int(t / dt))``, a dict key), with them as constants (``static`` = None)."""
         wrapped = self.static is not None and numbers_traced(args, kwargs, self.static)
         if wrapped:
             try:
@@ -410,7 +410,7 @@ def jit(fn=None, *, optimize="auto", unroll=DEFAULT_UNROLL, max_iterations=None,
     Arrays are traced by shape and dtype, and Python floats and complex numbers by type alone (as
     weak values: NEP 50), so calls with a new ``dt`` share one compile; ints, bools and other
     values are compile-time constants, and so are the floats of ``static_argnums`` /
-    ``static_argnames`` and of a function that needs their values (``range(int(t / dt))``).
+    ``static_argnames`` and of a function that needs their values (``np.zeros(int(t / dt))``).
 
     ``in_shardings`` / ``out_shardings``: run as one SPMD program over a mesh of devices, the
     arguments and results laid out as these NamedShardings say (one for all, or one per

@@ -241,7 +241,7 @@ def test_an_rk4_loop_on_python_floats_is_one_rolled_loop():
 
 
 def _halvings(u, dt):
-    for _ in range(int(1.0 / dt)):   # needs dt's value: dt is a constant of the compiled function
+    for _ in np.zeros(int(1.0 / dt)):   # a shape needs dt's value: dt is a constant of the compiled function
         u = u * 0.5
     return u
 

@@ -33,7 +33,7 @@ def test_numpy_error_types_survive():
         cf.jit(lambda x: x + 300)(np.ones(3, dtype=np.int8))
 
 
-@pytest.mark.parametrize("convert", [bool, float, int])
+@pytest.mark.parametrize("convert", [bool, complex])  # (int() and float() give traced Python numbers)
 def test_python_values_of_traced_arrays_explain_why(convert):
     with pytest.raises(cf.ConcretizationError, match="not known at compile time") as info:
         cf.jit(lambda x: convert(x.sum()))(np.ones(3))

@@ -140,7 +140,8 @@ OTHER_BINARY_UFUNCS = {np.fmod: "pos", np.heaviside: "any", np.logaddexp2: "any"
 
 
 def _at(ufunc, a, b):
-    ufunc.at(a, INDEX, b)
+    ufunc.at(a, [0, 2, 0], b)  # constant indices (a global array would be read at run time: traced indices,
+                               # and Enzyme cannot differentiate a multiplying scatter at repeated traced ones)
 
 
 def ufunc_cases() -> dict:
@@ -522,7 +523,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         "bitwise_count", "gcd", "lcm", "invert", "isfinite", "isinf", "isnan", "logical_not", "signbit",
         "all", "any", "allclose", "array_equal", "array_equiv", "isclose", "iscomplex", "iscomplexobj",
         "isreal", "isrealobj", "isin", "isneginf", "isposinf", "argmax", "argmin", "nanargmax", "nanargmin",
-        "argsort", "argpartition", "argwhere", "lexsort", "searchsorted", "count_nonzero", "nonzero",
+        "argsort", "argpartition", "argwhere", "lexsort", "searchsorted", "digitize", "count_nonzero", "nonzero",
         "flatnonzero", "diag_indices_from", "tril_indices_from", "triu_indices_from", "ix_",
         "ravel_multi_index", "unravel_index", "may_share_memory", "shares_memory", "linalg.matrix_rank",
         "packbits", "unpackbits")},
