@@ -209,6 +209,28 @@ def test_and_or_in_a_rolled_element_loop():
     check(element_defaults, np.array([0.0, 2.0, 0.0, -1.0, 3.0, 0.0, 0.0, 5.0, -2.0, 0.0, 1.0]))
 
 
+def masked_counts(m, x, y):
+    c = 0
+    for i in range(x.shape[0]):         # rolled
+        if m[i] and x[i] > 0.5:         # an int and a bool: only their truth is used
+            c += 1
+        if not (m[i] or x[i] < 0):
+            c += 10
+        c += 100 if (m[i] == 3 or (m[i] and x[i] > 1.5)) else 0
+    j = 0
+    if x[0] < 0:
+        while j < 5 and y[j] < 1.2:     # y[5] would be out of bounds: never read, as in Python
+            j += 1
+    return c, j
+
+
+def test_and_or_in_tests_need_only_truth():
+    """In a test, and/or of operands of different dtypes is fine (if m[i] and x[i] > t), and the
+    right operand is still read only where the left one lets it (j < 5 and y[j] < t)."""
+    check(masked_counts, np.array([1, 0, 2, 0, 1, 1, 0, 3, 1, 0, 1]), np.linspace(-1, 2, 11),
+          np.array([0.0, 0.1, 0.3, 1.0, 1.1, 0.0]))
+
+
 def test_and_or_whose_operands_differ_in_dtype_is_a_clear_error():
     """``x[0] > 0 and x[0]`` is a bool on one path and a float on the other (it was always a bool)."""
     with pytest.raises(cf.TracingError, match="dtypes float64 and bool"):

@@ -72,6 +72,7 @@ def _is_instance(x: TracedArray, classes) -> bool:
 RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,
                                 range=statements.range_, load=statements.load, ifexp=statements.ifexp,
                                 and_=statements.and_, or_=statements.or_, not_=statements.not_,
+                                and_truth=statements.and_truth, or_truth=statements.or_truth,
                                 compare_chain=statements.compare_chain,
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
                                 checked_raise=statements.checked_raise, built=statements.built,

@@ -56,6 +56,20 @@ def _loop_level(nodes):
             stack.extend(ast.iter_child_nodes(node))
 
 
+_TRUTH = "cofactor_truth"  # set on an and/or whose value is used only for its truth (a test)
+
+
+def _only_truth(test):
+    """Mark the and/or of a test (through not and nested and/or): only their truth is used, so
+    operands of different dtypes need not give one dtype (if m[i] and x[i] > t)."""
+    if isinstance(test, ast.BoolOp):
+        setattr(test, _TRUTH, True)
+        for value in test.values:
+            _only_truth(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _only_truth(test.operand)
+
+
 def _lambda(body):
     return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body)
 
@@ -373,13 +387,14 @@ class ControlFlow(ast.NodeTransformer):
         return node
 
     def visit_IfExp(self, node):
+        _only_truth(node.test)
         self.generic_visit(node)
         return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, _lambda(node.body), _lambda(node.orelse),
                                                                ast.Constant(node.lineno)], []), node)
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        attr = "and_" if isinstance(node.op, ast.And) else "or_"
+        attr = ("and_" if isinstance(node.op, ast.And) else "or_") + ("truth" if getattr(node, _TRUTH, False) else "")
         result = node.values[0]
         for operand in node.values[1:]:  # a and b and c == (a and b) and c, each evaluated lazily
             result = ast.Call(_runtime(attr), [result, _lambda(operand), ast.Constant(getattr(node, "lineno", None))],
@@ -421,6 +436,7 @@ class ControlFlow(ast.NodeTransformer):
     # Each visit reads the statement as written (names, early exits) before rewriting the
     # statements inside it, whose assignments then move into generated functions.
     def visit_If(self, node):
+        _only_truth(node.test)
         names = self._names([node.body, node.orelse])
         escape = _escape(node.body + node.orelse)
         exited_else = getattr(node, _EXITED_ELSE, False)
@@ -460,6 +476,7 @@ class ControlFlow(ast.NodeTransformer):
         return self._visit_all(_guard(ast.UnaryOp(ast.Not(), _name(brk)), orelse, node) if brk else orelse)
 
     def visit_While(self, node):
+        _only_truth(node.test)
         brk, before = self._exit_flags(node)
         after = self._else_block(node, brk)
         names = self._names([node.body])

@@ -156,6 +156,27 @@ def or_(left, right, line):
     return control.cond_value(_scalar_predicate(left), lambda: left, right, Scope(sys._getframe(1)), line)
 
 
+def and_truth(left, right, line):
+    """``left and right()`` where only its truth is used (a test): a bool, ``right()`` traced only
+    where ``left`` holds."""
+    if not _traced(left):
+        return left and right()
+    truth = _scalar_predicate(left)
+    return control.cond_value(truth, lambda: _truth(right()), lambda: truth, Scope(sys._getframe(1)), line)
+
+
+def or_truth(left, right, line):
+    """``left or right()`` where only its truth is used."""
+    if not _traced(left):
+        return left or right()
+    truth = _scalar_predicate(left)
+    return control.cond_value(truth, lambda: truth, lambda: _truth(right()), Scope(sys._getframe(1)), line)
+
+
+def _truth(x):
+    return _scalar_predicate(x) if _traced(x) else np.bool_(bool(x))
+
+
 _COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
                 "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
                 "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}

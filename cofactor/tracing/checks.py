@@ -241,12 +241,13 @@ def numpy_error_if(failed, make, what="an operation on an array whose length is 
 
 def error_if(failed, make):
     """``numpy_error_if`` where the code being traced can carry the check: unchecked in code traced
-    with no check state (no compiled function around it) and in the regions cofactor's own
-    implementations build (a loop of ops: what it writes, no control flow carries out).  For the
+    with no check state (no compiled function around it), in the regions cofactor's own
+    implementations build (a loop of ops: what it writes, no control flow carries out) and in a
+    loop's condition.  For the
     checks NumPy makes on a value known only when the program runs (a traced index past its axis)."""
     trace = context.current()
     carried = trace.journals[-1].block if trace.journals else trace.entry_block()
-    if available(trace) and current_block() is carried:
+    if available(trace) and current_block() is carried and not trace.unchecked:
         numpy_error_if(failed, make)
 
 

@@ -580,7 +580,12 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         if bound is not None:
             return ops.compare(args[0], ops.constant(np.array(bound, np.int64)), "LT")
         enter(args)
-        return condition()
+        trace = context.current()
+        trace.unchecked += 1  # a check made here would leave its region: checks.error_if makes none
+        try:
+            return condition()
+        finally:
+            trace.unchecked -= 1
 
     def body_region(*args):
         current_block().label = where

@@ -188,11 +188,11 @@ class BasicIndex(Lens):
             n = base.shape[axis]
             if item[0] == "index":
                 i = item[1]
-                if isinstance(i, Value):  # traced: wrap negatives like NumPy
-                    zero = ops.constant(np.zeros((), i.dtype))
-                    i = ops.select(ops.compare(i, zero, "LT"),
-                                   ops.binary("stablehlo.add", i, ops.constant(np.array(n, i.dtype))), i)
+                if isinstance(i, Value):  # traced: wrap negatives like NumPy (in int64: n may not fit i's dtype)
                     i = ops.convert(i, np.int64)
+                    zero = ops.constant(np.zeros((), np.int64))
+                    i = ops.select(ops.compare(i, zero, "LT"),
+                                   ops.binary("stablehlo.add", i, ops.constant(np.array(n, np.int64))), i)
                 starts.append(i)
                 sizes.append(1)
                 steps.append(1)

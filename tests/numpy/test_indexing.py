@@ -175,6 +175,7 @@ OUT_OF_BOUNDS = {
     "second_axis": (lambda x, i: x[:, i], X, np.array([0, 2, 5])),
     "take": (lambda x, i: np.take(x, i), X, np.array([1, 60])),
     "in_range": (lambda x, i, k: (x[i], x[k], x[-4], x[i, k]), X, np.array([0, 3, -4]), np.int64(-3)),
+    "narrow_index_dtype": (lambda x, i: (x[i[0]], x[i[1]]), np.arange(300.0), np.array([5, -1], np.int8)),
 }
 
 
