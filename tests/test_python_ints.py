@@ -56,7 +56,17 @@ def powers(x, exponent):
     return x, p
 
 
+def squared_where_positive(x, steps):
+    k = 2
+    for i in range(steps):
+        x = x + 1.0
+        if x[0] > 0:              # a traced if: k is traced in an unrolled loop too
+            k = k ** 2            # (np.square, not np.power)
+    return x, k
+
+
 @pytest.mark.parametrize("fn, fits, passes", [
+    (squared_where_positive, 5, 6),
     (times_three, 39, 40), (doubled_by_shift, 62, 63), (stepped_up, 15, 16), (stepped_down, 16, 17),
     (fibonacci, 91, 93), (powers, 10, 40),   # (fib(92) is b after 91 steps)
 ])

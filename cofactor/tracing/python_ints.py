@@ -47,7 +47,8 @@ def _result_bounds(ufunc, bounds) -> tuple | None:
         return None
     if len(bounds) == 1:
         (lo, hi), = bounds
-        return {np.negative: (-hi, -lo), np.positive: (lo, hi),
+        return {np.negative: (-hi, -lo), np.positive: (lo, hi),  # (k ** 2 is np.square: array.py)
+                np.square: (0 if lo <= 0 <= hi else min(lo * lo, hi * hi), max(lo * lo, hi * hi)),
                 np.absolute: (0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi)))}.get(ufunc)
     a, b = bounds
     if ufunc is np.add:
@@ -112,6 +113,9 @@ def _overflowed(ufunc, operands, result):
     if len(operands) == 1:
         if ufunc in (np.negative, np.absolute):
             return ops.compare(operands[0], _i64(INT64[0]), "EQ")
+        if ufunc is np.square:  # past the greatest int whose square fits
+            magnitude = ops.unary("stablehlo.abs", ops.convert(operands[0], np.float64))
+            return ops.compare(magnitude, ops.constant(np.asarray(float(int(INT64[1] ** 0.5)))), "GT")
         return None
     a, b = operands
     if ufunc is np.add:   # the sign of both operands, and not the result's
@@ -161,6 +165,8 @@ def _expression(ufunc, operands) -> str:
     """``a * b`` or ``negative(a)``, with the operands' values (at run time, where traced)."""
     if ufunc in _INFIX:
         return f"{operands[0]} {_INFIX[ufunc]} {operands[1]}"
+    if ufunc is np.square:
+        return f"{operands[0]} ** 2"
     return f"{ufunc.__name__}({', '.join(f'{x}' for x in operands)})"
 
 
