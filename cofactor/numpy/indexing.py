@@ -83,9 +83,7 @@ def _check_index(index: TracedArray, n: int, axis: int):
     are known to fit (a loop's counter over the axis)."""
     if python_ints.within(index, -n, n - 1):
         return
-    v = ops.convert(index.value, np.int64)
-    outside = ops.binary("stablehlo.or", ops.compare(v, ops.constant(np.asarray(-n, np.int64)), "LT"),
-                         ops.compare(v, ops.constant(np.asarray(n, np.int64)), "GE"))
+    outside = python_ints.outside_of(ops.convert(index.value, np.int64), -n, n - 1)
     checks.error_if(outside, lambda: IndexError(f"index {index} is out of bounds for axis {axis} with size {n}"))
 
 
@@ -99,7 +97,7 @@ def _check_indices(indices: TracedArray, n: int, axis: int):
     outside = np.logical_or(indices < -n, indices >= n)
     first = np.ravel(indices)[np.argmax(np.ravel(outside))]
     checks.error_if(np.any(outside).value,
-                         lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
+                    lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
 
 
 def _index_count(item) -> int:

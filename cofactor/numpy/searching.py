@@ -50,7 +50,7 @@ def digitize(x, bins, right=False):
     steps = np.diff(edges)
     ascending, descending = np.all(steps >= 0), np.all(steps <= 0)
     checks.error_if(value(~(ascending | descending)),
-                         lambda: ValueError("bins must be monotonically increasing or decreasing"))
+                    lambda: ValueError("bins must be monotonically increasing or decreasing"))
     return np.where(ascending, searchsorted(edges, x, side=side), edges.shape[0] - searchsorted(edges[::-1], x, side))
 
 

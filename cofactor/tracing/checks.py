@@ -240,11 +240,11 @@ def numpy_error_if(failed, make, what="an operation on an array whose length is 
 
 
 def error_if(failed, make):
-    """``numpy_error_if`` where the code being traced can carry the check: unchecked in code traced
-    with no check state (no compiled function around it), in the regions cofactor's own
-    implementations build (a loop of ops: what it writes, no control flow carries out) and in a
-    loop's condition.  For the
-    checks NumPy makes on a value known only when the program runs (a traced index past its axis)."""
+    """``numpy_error_if`` where the code being traced can carry the check, for the checks NumPy makes
+    on a value known only when the program runs (a traced index past its axis).  Unchecked: code
+    traced with no check state (no compiled function around it), the regions cofactor's own
+    implementations build (a loop of ops: what it writes, no control flow carries out), and a
+    loop's condition."""
     trace = context.current()
     carried = trace.journals[-1].block if trace.journals else trace.entry_block()
     if available(trace) and current_block() is carried and not trace.unchecked:

@@ -170,15 +170,17 @@ def _expression(ufunc, operands) -> str:
     return f"{ufunc.__name__}({', '.join(f'{x}' for x in operands)})"
 
 
+def outside_of(v, low: int, high: int):
+    """An i1 Value: whether the int64 Value ``v`` lies outside [low, high]."""
+    return _either(ops.compare(v, _i64(low), "LT"), ops.compare(v, _i64(high), "GT"))
+
+
 def check_fits(x, dtype):
     """NumPy's OverflowError, at run time, where the traced Python int ``x`` may not fit integer ``dtype``."""
     info, v = np.iinfo(dtype), x.value
     if within(x, int(info.min), int(info.max)):
         return
-    if dtype == np.uint64:
-        outside = _negative(v)
-    else:
-        outside = _either(ops.compare(v, _i64(int(info.min)), "LT"), ops.compare(v, _i64(int(info.max)), "GT"))
+    outside = _negative(v) if dtype == np.uint64 else outside_of(v, int(info.min), int(info.max))
     checks.error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"))
 
 

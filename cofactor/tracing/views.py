@@ -214,12 +214,11 @@ class BasicIndex(Lens):
         starts, sizes, steps, backwards = self._block(base)
         if any(isinstance(s, Value) for s in starts):  # the block the strided axes span, then their steps
             spans = _spans(sizes, steps)
-            block = ops.dynamic_slice(base, [s if isinstance(s, Value) else _index_constant(s) for s in starts],
-                                      spans)
+            block = ops.dynamic_slice(base, _start_values(starts), spans)
             if any(st != 1 for st in steps):
                 block = ops.slice(block, [0] * len(spans), spans, steps)
         else:
-            limits = [s + (c - 1) * st + 1 if c else s for s, c, st in zip(starts, sizes, steps)]
+            limits = [s + span for s, span in zip(starts, _spans(sizes, steps))]
             block = ops.slice(base, starts, limits, steps)
         return ops.reshape(ops.reverse(block, backwards), self.shape)
 
@@ -236,14 +235,18 @@ class BasicIndex(Lens):
         static = not any(isinstance(s, Value) for s in starts)
         hazard = static and np.prod(sizes) > 1 and _operands(base) is not None and _reads(block, base)
         if all(st == 1 for st in steps) and not hazard:
-            return ops.dynamic_update_slice(
-                base, block, [s if isinstance(s, Value) else _index_constant(s) for s in starts])
+            return ops.dynamic_update_slice(base, block, _start_values(starts))
         if any(isinstance(s, Value) for s in starts):  # the strided block written into the block it spans
-            at = [s if isinstance(s, Value) else _index_constant(s) for s in starts]
+            at = _start_values(starts)
             spans = _spans(sizes, steps)
             spanned = ops.dynamic_slice(base, at, spans)
             return ops.dynamic_update_slice(base, _spread(block, spanned, [0] * len(spans), steps), at)
         return _spread(block, base, starts, steps)
+
+
+def _start_values(starts) -> list:
+    """The starts of a block as the Values dynamic_slice and dynamic_update_slice take."""
+    return [s if isinstance(s, Value) else _index_constant(s) for s in starts]
 
 
 def _spans(sizes, steps) -> list:
