@@ -759,6 +759,95 @@ def test_bounded_loop_stops_at_the_bound():
     assert int(np.asarray(got[1])) == 5
 
 
+# --- a while condition that writes: Python evaluates it before every iteration ------------------
+
+def _bumped_sum(a):
+    a += 1
+    return a.sum()
+
+
+def condition_updates_an_argument(a):
+    while _bumped_sum(a) < 20:       # each test adds 1 to a: writes the loop must carry
+        pass
+    return a
+
+
+def condition_binds_a_counter(a):
+    j = 0
+    while (j := j + 1) < a[0]:       # := in the test binds j, which the body and the caller see
+        a[1] += j
+    return a, j
+
+
+def condition_reads_past_the_end(y, t):
+    j = 0
+    while y[j] > t and j < 100:      # NumPy: IndexError at j = len(y) (cofactor read a clamped y[-1])
+        j += 1
+    return j
+
+
+def condition_never_false_but_raises(y, t):
+    j = 0
+    while y[j] < t:                  # NumPy: IndexError (cofactor looped forever)
+        j += 1
+    return j
+
+
+def condition_stops_in_range(y, t):
+    j = 0
+    while y[j] < t:
+        y[j] = 2 * t
+        j += 1
+    return y, j
+
+
+def walrus_in_a_python_and(a):
+    k, m = 0, 5
+    while m > 2 and (k := k + 2) < 9:   # := inside and/or: an operand cofactor evaluates lazily
+        a = a + k
+        m += 1
+    return a, k, m
+
+
+def walrus_after_a_traced_and(a):
+    k = 0
+    if a.sum() > 0 and (k := 3) > 1:    # a branch carries only the operand's value: a clear error
+        a = a + k
+    return a, k
+
+
+def test_walrus_in_an_and_or_operand_sets_the_variable():
+    check(walrus_in_a_python_and, np.arange(3.0))
+    with pytest.raises(cf.UnsupportedError, match="'k := ...' in an operand that and/or"):
+        cf.jit(walrus_after_a_traced_and)(np.arange(3.0))
+
+
+@pytest.mark.parametrize("options", [{}, {"max_iterations": 30}], ids=["", "bounded"])
+@pytest.mark.parametrize("fn, args", [
+    (condition_updates_an_argument, (np.arange(3.0),)),
+    (condition_binds_a_counter, (np.array([6.0, 0.5]),)),
+    (condition_binds_a_counter, (np.array([0.0, 0.5]),)),
+    (condition_reads_past_the_end, (np.ones(5), 0.5)),
+    (condition_never_false_but_raises, (np.ones(5), 3.0)),
+    (condition_stops_in_range, (np.arange(6.0), 3.5)),
+], ids=["updates", "walrus", "walrus_never", "past_end", "never_false", "in_range"])
+def test_a_while_condition_that_writes_is_evaluated_where_its_writes_are_carried(fn, args, options):
+    try:
+        fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    except IndexError as error:
+        with pytest.raises(IndexError, match=str(error)):
+            cf.jit(fn, **options)(*args)
+        return
+    check(fn, *args, **options)
+
+
+def test_a_while_condition_that_only_reads_stays_in_the_condition_region():
+    text = cf.jit(newton_sqrt).lower(np.array([2.0, 3.0])).raw_mlir
+    start = text.index('"stablehlo.while"')
+    condition_region = text[start:text.index("\n      }", start)]  # (the regions are indented by 6)
+    assert '"stablehlo.compare"' in condition_region and '"stablehlo.reduce"' in condition_region
+
+
 def test_checkpointing_attributes_reach_the_while():
     text = cf.jit(stencil, checkpoint=8).lower(rng.standard_normal(8), 100).raw_mlir
     assert "enzyme.enable_checkpointing = true" in text and "enzyme.checkpoint_period = 8 : i64" in text

@@ -80,6 +80,21 @@ def test_python_ints_are_pythons_or_a_clear_error_past_int64(fn, fits, passes):
         cf.jit(fn)(x.copy(), passes)
 
 
+def branch_sets_a_big_int(x, big):
+    k = 5
+    if x[0] > 0:                  # a traced if carries k as an int64: NumPy's 5 (cofactor gave 5.0)
+        k = big
+    return x * 2, k
+
+
+@pytest.mark.parametrize("big", [2 ** 63 + 1, 2 ** 64, -2 ** 63 - 1])
+def test_a_python_int_past_int64_that_a_branch_carries_is_a_clear_error(big):
+    x = -np.ones(3)
+    assert branch_sets_a_big_int(x, big)[1] == 5
+    with pytest.raises(cf.UnsupportedError, match=f"Python int {big} passes int64's range"):
+        cf.jit(branch_sets_a_big_int)(x, big)
+
+
 def counter_into_int8(a, steps):
     for i in range(steps):
         a[i % 4] = i              # the counter's bounds: no check while they fit

@@ -71,7 +71,18 @@ def _only_truth(test):
 
 
 def _lambda(body):
-    return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body)
+    """``lambda: body``, whose ``name := value`` (here bound in the lambda, not where the user wrote
+    it) sets the user's variable through the runtime's ``assign``."""
+    class Walrus(ast.NodeTransformer):
+        def visit_Lambda(self, node):
+            return node  # (an inner one was rewritten when it was made)
+
+        def visit_NamedExpr(self, node):
+            self.generic_visit(node)
+            return ast.copy_location(ast.Call(_runtime("assign"), [_lambda(_name(node.target.id)), node.value], []),
+                                     node)
+    return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                      Walrus().visit(body))
 
 
 def assigned_names(nodes) -> list:
@@ -479,15 +490,16 @@ class ControlFlow(ast.NodeTransformer):
         _only_truth(node.test)
         brk, before = self._exit_flags(node)
         after = self._else_block(node, brk)
-        names = self._names([node.body])
-        rebound = rebound_names(node.body)
+        tested = [ast.Expr(node.test)]  # (names it binds with :=)
+        names = self._names([node.body, tested])
+        rebound = rebound_names(node.body + tested)
         escape = _escape(node.body)
         self.generic_visit(node)
         if names is None or escape:
             return before + [self._unconverted(node, "while loop", node.body, escape, names)] + after
         p = self._prefix("while")
         getter, setter = _state_functions(p, names)
-        cond = _function(f"{p}_cond", [], [ast.Return(node.test)], [])
+        cond = _function(f"{p}_cond", [], [ast.Return(node.test)], assigned_names(tested))
         body = _function(f"{p}_body", [], node.body, names)
         call = self._call("while_", [_name(cond.name), _name(body.name), _name(getter.name), _name(setter.name),
                                      _constants(names), ast.Constant(node.lineno), _constants(rebound)], node)

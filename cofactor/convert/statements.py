@@ -94,6 +94,22 @@ def load(read):
         return control.UNBOUND
 
 
+def assign(variable, value):
+    """``name := value`` in an operand that and/or, a conditional expression or a comparison chain
+    evaluates lazily (a lambda): sets ``name``, which ``variable`` (``lambda: name``) reads."""
+    if context.is_tracing() and context.current().value_arms:
+        raise located(UnsupportedError(
+            f"'{variable.__code__.co_freevars[0] if variable.__closure__ else variable.__code__.co_names[0]} := ...' "
+            "in an operand that and/or or a conditional expression evaluates only where a traced value lets it is "
+            "not supported (cofactor carries only the operand's value out of that branch): assign the variable in "
+            "a statement of its own"))
+    if variable.__closure__:
+        variable.__closure__[0].cell_contents = value
+    else:
+        variable.__globals__[variable.__code__.co_names[0]] = value
+    return value
+
+
 def _traced(x) -> bool:
     return isinstance(x, TracedArray)
 
@@ -218,7 +234,7 @@ def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
         if _traced(test):
             _check_bound(options.bound, f"the while loop at line {line}")
             control.while_loop(cond_fn, body_fn, names, get, set_, scope, line, options.attributes,
-                               options.bound, rebinds=rebinds)
+                               options.bound, rebinds=rebinds, entered=test)
             return
         if not test:
             return
@@ -373,7 +389,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,
                            attributes=_options().attributes, bound=bound,
-                           runs=fallback and len(range(start, stop, step)) > 0, rebinds=rebinds)
+                           runs=fallback and len(range(start, stop, step)) > 0, rebinds=rebinds, ends=True)
     if not fallback:
         roll()
         return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TracingError, located, numpy_rules
+from ..errors import TracingError, UnsupportedError, located, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
@@ -87,6 +87,10 @@ def number_type(x):
     if isinstance(x, TracedArray):
         return x.type, x.weak
     weak = type(x) if type(x) in (int, float, complex) else None
+    if weak is int and not -2 ** 63 <= x < 2 ** 63:
+        raise located(UnsupportedError(
+            f"the Python int {x} passes int64's range: cofactor carries the Python ints that traced control flow "
+            "(a branch or loop on a traced value) changes as int64"))
     return TensorType(np.shape(x), np.asarray(x).dtype), weak
 
 

@@ -137,16 +137,19 @@ class Checks:
         if kind == "deliberate" and not isinstance(error, CofactorError):
             error = located(error, f"{where[0]}:{where[1]}")   # NumPy's own error, as the trace raises it
         self.raises.append(Site(error, None, where))
-        first = ops.compare(self._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
+        first = self.none_fired()
         self._set(_FIRED, ops.constant(np.asarray(len(self.raises), np.int64)), first)
         return True
+
+    def none_fired(self):
+        """An i1 scalar: no site has fired yet."""
+        return ops.compare(self._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
 
     def unless_fired(self, original, updated):
         """An argument's value after the call: ``updated``, or ``original`` when a site fired."""
         if not self.raises:
             return updated
-        fired = ops.compare(self._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "NE")
-        return ops.select(ops.broadcast_in_dim(fired, updated.shape, ()), original, updated)
+        return ops.select(ops.broadcast_in_dim(self.none_fired(), updated.shape, ()), updated, original)
 
     def placeholder(self, array: TracedArray, how: str, spec: str = "") -> str | None:
         """A token standing, in the message being built, for ``array``'s run-time value (None: no slots
@@ -216,7 +219,7 @@ def _add_site(checks: Checks, exception, shown, where, condition=None):
     """A raise site that fires where it is reached (and ``condition``, an i1 scalar, holds) if none did."""
     site = Site(exception, None, where)
     checks.raises.append(site)
-    first = ops.compare(checks._entry(_FIRED), ops.constant(np.zeros((), np.int64)), "EQ")
+    first = checks.none_fired()
     if condition is not None:
         first = ops.binary("stablehlo.and", first, condition)
     for token, slot, array, how, spec in shown:  # written only by the raise that fires: the first
@@ -243,11 +246,10 @@ def error_if(failed, make):
     """``numpy_error_if`` where the code being traced can carry the check, for the checks NumPy makes
     on a value known only when the program runs (a traced index past its axis).  Unchecked: code
     traced with no check state (no compiled function around it), the regions cofactor's own
-    implementations build (a loop of ops: what it writes, no control flow carries out), and a
-    loop's condition."""
+    implementations build (a loop of ops: what it writes, no control flow carries out)."""
     trace = context.current()
     carried = trace.journals[-1].block if trace.journals else trace.entry_block()
-    if available(trace) and current_block() is carried and not trace.unchecked:
+    if available(trace) and current_block() is carried:
         numpy_error_if(failed, make)
 
 

@@ -16,7 +16,8 @@ change two kinds of things, and both are carried through the stablehlo op:
 A loop's body is traced with the layout of its variables at the top of an iteration; a body
 that leaves them in another layout (a variable it rebinds, an array written that was not
 carried, a number that widens) is traced again with the joined layout.  Anything that cannot be
-carried raises an error that names the variable and the line.
+carried raises an error that names the variable and the line.  A loop's condition is a region
+too: one that writes is moved to the end of the body (while_loop).
 """
 from __future__ import annotations
 
@@ -459,8 +460,13 @@ def cond_value(pred: TracedArray, then_fn, else_fn, scope, line):
     def get():
         return (box[0],)
 
-    cond(pred, arm(then_fn), arm(else_fn), (IFEXP,), get, lambda values: box.__setitem__(0, values[0]), scope,
-         line, broadcast=True)
+    trace = context.current()
+    trace.value_arms += 1
+    try:
+        cond(pred, arm(then_fn), arm(else_fn), (IFEXP,), get, lambda values: box.__setitem__(0, values[0]), scope,
+             line, broadcast=True)
+    finally:
+        trace.value_arms -= 1
     return box[0]
 
 
@@ -478,12 +484,26 @@ def _keep(running, new, old):
 
 
 class _Retry(Exception):
-    """Tracing the loop body found that it must be traced again (the layout or the storages changed)."""
+    """Tracing the loop body found that it must be traced again (the layout or the storages changed,
+    or the condition writes: ``rotate``)."""
+
+    def __init__(self, rotate=False):
+        super().__init__()
+        self.rotate = rotate
 
 
 def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attributes=None, bound=None,
-               runs=False, rebinds=()):
-    """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.
+               runs=False, rebinds=(), entered=True, ends=False):
+    """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.  ``entered``:
+    the condition's value before the loop (the caller evaluated it there, as Python does).
+
+    A condition that only reads is traced in the loop's condition region, where the loop's trip
+    count can be seen (Enzyme needs it).  One that writes (an array it updates, a name it binds
+    with ``:=``, a run-time check it makes, such as a traced index's bounds) is evaluated where its
+    writes are carried, as Python evaluates it: after each iteration of the body, which carries
+    its value to the condition region (a *rotated* loop).  A raise that fires in the loop (a
+    run-time check, as on a clamped read past an axis) stops it, unless it ``ends`` by itself (a
+    for loop over a range, whose condition region keeps the counter's plain test).
 
     With a ``bound``, the loop runs exactly ``bound`` iterations and each one keeps the old
     state once the condition is false: a static trip count, which reverse-mode autodiff
@@ -518,14 +538,19 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
         elif is_number(x):
             layout.nodes[k][0] = as_number(layout.nodes[k][0])
     trace = context.current()
+    rotated = []  # [the condition's value before the loop, as an i1 scalar] once the loop is rotated
     for _ in range(_RETRIES):
         _add_slot_nodes(layout, bindings)
         count = trace.count
         try:
-            _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs)
+            _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs, rotated,
+                         ends)
             return
-        except _Retry:
+        except _Retry as retry:
             trace.count = count  # the discarded attempt's operations do not count against the budget
+            if retry.rotate and not rotated:
+                rotated.append(predicate(entered if isinstance(entered, TracedArray) else
+                                         TracedArray(ops.constant(np.array(bool(entered))))))
     raise located(TracingError(f"{where} could not be traced: the layout of its variables kept changing"))
 
 
@@ -548,7 +573,7 @@ class _Tripwire(Undefined):
 
 
 def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages: list, where, attributes, bound,
-                 runs):
+                 runs, rotated: list, ends: bool):
     initial = bindings.values()
     layout.fit_joined([initial])
     f, _ = layout.fit(initial, emit=True)
@@ -556,8 +581,9 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
     originals = [a._value for a in storages]
     seen = {}
     # With a bound, its iteration counter is carried first: Enzyme 0.0.16's reverse mode finds a
-    # loop's trip count only from an induction variable in the first position.
-    first = 0 if bound is None else 1
+    # loop's trip count only from an induction variable in the first position.  A rotated loop
+    # carries its condition's value next.
+    first = (bound is not None) + len(rotated)
 
     def enter(args):
         width = len(layout.types())
@@ -575,37 +601,47 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         c = cond_fn()
         return predicate(c if isinstance(c, TracedArray) else TracedArray(ops.constant(np.array(bool(c)))))
 
+    def reading_condition():
+        """The condition, where the loop is not rotated: one that writes rotates it."""
+        before = flatten(bindings.values())[0]
+        with Journal() as probe:
+            c = condition()
+            if probe.written() or any(a is not b for a, b in zip(before, flatten(bindings.values())[0])):
+                raise _Retry(rotate=True)
+        return c
+
     def cond_region(*args):
         current_block().label = where
         if bound is not None:
             return ops.compare(args[0], ops.constant(np.array(bound, np.int64)), "LT")
         enter(args)
-        trace = context.current()
-        trace.unchecked += 1  # a check made here would leave its region: checks.error_if makes none
-        try:
-            return condition()
-        finally:
-            trace.unchecked -= 1
+        c = args[0] if rotated else reading_condition()
+        # A raise that fired in the loop stops it, as in Python (a check on a clamped read may
+        # never let the condition turn false).
+        return ops.binary("stablehlo.and", c, context.current().checks.none_fired()) if seen["raises"] else c
 
     def body_region(*args):
         current_block().label = where
         entry = enter(args)
-        running = condition() if bound is not None else None
+        running = None if bound is None else args[1] if rotated else reading_condition()
         trace = context.current()
         trace.running.append(running)
+        sites = len(trace.checks.raises) if trace.checks else 0
         try:
             with Journal() as journal, _traced_anyway(f"the body of {where}") if not runs else contextlib.nullcontext():
                 body_fn()
+                again = condition() if rotated else None  # (Python's next test of it)
         finally:
             trace.running.pop()
+        seen["raises"] = not ends and trace.checks is not None and len(trace.checks.raises) > sites
         try:
-            return finish(entry, running, journal)
+            return finish(entry, running, journal, again)
         except _Retry:
             for a, old in reversed(journal.written()):  # what the body wrote is not the loop's yet
                 a._value = old
             raise
 
-    def finish(entry, running, journal):
+    def finish(entry, running, journal, again):
         state = bindings.values()
         changed = bindings.heap.changed_slots()
         bindings.heap.check_sizes(where)
@@ -626,7 +662,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         f, _ = layout.fit(state, emit=True)
         seen["numpy"] = {id(node) for _, _, node, x in layout.numbers(state)
                          if node.python and number_type(x)[1] is None and not isinstance(x, PathNumber)}
-        outputs = layout.payload(f) + [a._value for a in storages]
+        outputs = ([again] if rotated else []) + layout.payload(f) + [a._value for a in storages]
         if bound is not None:
             # Past the condition's end, every iteration keeps the state it was given.
             args = current_block().arguments
@@ -634,9 +670,8 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
                 [_keep(running, new, old) for new, old in zip(outputs, args[1:])]
         return outputs
 
-    inits = layout.payload(f) + originals
-    if bound is not None:
-        inits.insert(0, ops.constant(np.array(0, np.int64)))
+    inits = ([ops.constant(np.array(0, np.int64))] if bound is not None else []) + rotated + \
+        layout.payload(f) + originals
     try:
         results = ops.while_loop(inits, cond_region, body_region, attributes)[first:]
     finally:

@@ -646,18 +646,27 @@ class _Generator:
         else:
             first, stride = self.rng.choice([0, 0, 1, -2]), self.rng.choice([1, 1, 2, 3])
             start, step, limit = str(first), str(stride), str(first + bound * stride - self.rng.randint(0, stride - 1))
+        # The counter goes up first, so that a continue cannot skip it: in the body, or now and then
+        # in the condition (``:=``, so the test writes a name the loop carries).
+        walrus = self.rng.random() < 0.2
+        test = f"({counter} := {counter} + {step}) <= {limit}" if walrus else f"{counter} < {limit}"
         if self.rng.random() < 0.8:
             cond, traced = self.cond(ctx)
-            header = f"while {counter} < {limit} and {f'({cond})' if ' or ' in cond else cond}:"
+            header = f"while {test} and {f'({cond})' if ' or ' in cond else cond}:"
         else:
-            header, traced = f"while {counter} < {limit}:", False
+            header, traced = f"while {test}:", False
+        vectors = self.vars_of(ctx, lambda k: k.cat == "array" and len(k.shape) == 1)
+        if not clock and vectors and self.rng.random() < 0.15:
+            # An element at the counter, which may pass the vector's end (NumPy's IndexError there).
+            header = f"{header[:-1]} and {self.rng.choice(vectors)}[{counter}] > {self.rng.choice(THRESHOLDS)}:"
+            traced = True
+            self.note("while_reads_at_counter")
         kind = PYFLOAT if clock else PYINT
         ctx.scope[counter] = Var(kind, assignable=False, static=not ctx.traced and not traced)
         body_ctx = ctx.child(loop="while", traced=ctx.traced or traced)
         self.note("while_traced" if traced else "while_python", *["while_long"] * (bound > UNROLL),
-                  *["while_clock"] * clock)
-        # The counter goes up first, so that a continue cannot skip it.
-        return [f"{counter} = {start}"] + self.loop(ctx, header, body_ctx, [f"{counter} += {step}"])
+                  *["while_clock"] * clock, *["while_walrus"] * walrus)
+        return [f"{counter} = {start}"] + self.loop(ctx, header, body_ctx, [] if walrus else [f"{counter} += {step}"])
 
     def stmt_for_range(self, ctx):
         count = self.rng.randint(0, 12)

@@ -1018,3 +1018,19 @@ def mirrored_steps_in_rows_and_a_while(a, m, s, n):
             m *= np.tanh(m[::-1])
             y0 -= np.float32(1.5)
     return a, y0
+
+
+@regression(np.array([-0.76, 1.52, -1.03, -1.17, 1.38]))  # seed 58 of the generator with := in while tests: the
+def walrus_in_a_while_test_with_a_break(a):                # test sat in a lambda (the break flag's and), so :=
+    k0 = 0                                                 # bound k0 there (UnboundLocalError)
+    while (k0 := (k0 + 1)) <= 12:
+        break
+    return a, k0
+
+
+@regression(np.ones(5), 0.5)  # a traced index in a while's test read a clamped y[-1] until j reached 100
+def index_past_the_end_in_a_while_test(y, t):
+    j = 0
+    while y[j] > t and j < 100:
+        j += 1
+    return j
