@@ -168,6 +168,14 @@ def test_a_nest_unrolls_at_most_unroll_copies_of_a_body(fn, args):
     check(fn, a, *args, optimize=False)
 
 
+def test_the_optimizer_keeps_a_nest_s_short_inner_loop_rolled():
+    """8 unrolled steps around a 4-step loop cofactor keeps rolled: Enzyme-JAX unrolled loops of up
+    to 4 trips, making the 32 copies again (97 s to compile)."""
+    a = np.linspace(-1.5, 1.5, 5)
+    assert "stablehlo.while" in cf.jit(mirrored_steps).lower(a.copy(), 8, 4).mlir
+    check(mirrored_steps, a, 8, 4)
+
+
 def test_short_nests_still_unroll():
     a = np.linspace(-1.5, 1.5, 5)
     assert "stablehlo.while" not in cf.jit(mirrored_steps, optimize=False).lower(a.copy(), 2, 4).raw_mlir
