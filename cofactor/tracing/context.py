@@ -88,7 +88,7 @@ class TraceContext(Builder):
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
         self.copies = 1              # how many copies of the code being traced the loops unrolled around it make
-        self.value_arms = 0           # > 0 while an arm of a conditional expression (or and/or) on a traced test is traced
+        self.value_arms = 0          # > 0 while the arms of a conditional expression (or and/or) on a traced test are traced
         self.promoted = False        # a while loop carries Python numbers as traced values (the code after it
                                      # sees them traced: if it fails, the function is traced again without)
         self.mesh = None             # the device mesh cf.sharding_constraint named (the compiler declares it)
