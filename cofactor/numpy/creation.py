@@ -10,7 +10,7 @@ from ..ir import ops
 from ..ir.types import is_supported_dtype
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
-from ..tracing.views import strided_like
+from ..tracing.views import per_layout, strided_like
 from ._core import full, value, wrap
 from .shape import resolve_shape
 
@@ -228,6 +228,13 @@ def traced_sequence(obj):
 
 @constructs(np.array)
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    if copy is None and order in ("C", "F") and isinstance(object, TracedArray) and not object.scalar:
+        # kept or copied as its layout on the path taken says
+        return per_layout(object, lambda a: _array(a, dtype, copy, order, ndmin))
+    return _array(object, dtype, copy, order, ndmin)
+
+
+def _array(object, dtype, copy, order, ndmin):
     if copy is not True and _kept(object, dtype, order):
         # ``object`` itself (writes through the result change it), with leading axes as a view
         return object if ndmin <= object.ndim else np.reshape(object, (1,) * (ndmin - object.ndim) + object.shape)

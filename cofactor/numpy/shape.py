@@ -13,8 +13,8 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import constructs, implements
-from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, positions_view,
-                             strided_like)
+from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, per_layout,
+                             positions_view, strided_like)
 from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
                     reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
@@ -22,13 +22,15 @@ from .ufuncs import KERNELS
 
 def _reshape_view(of, shape):
     """A reshape is a view where NumPy's strides allow one, as in NumPy (asked of NumPy itself, on
-    an array with ``of``'s strides), and a copy where they do not."""
-    if isinstance(of, TracedArray) and of.lens is not None:
+    an array with ``of``'s strides), and a copy where they do not (on each path, where they depend
+    on the path a traced branch took)."""
+    def reshaped(a):
         try:
-            np.reshape(strided_like(of), shape, copy=False)
+            np.reshape(strided_like(a), shape, copy=False)
         except ValueError:  # NumPy would copy
-            return wrap(ops.reshape(of.value, shape))
-    return view(of, Reshape(shape))
+            return wrap(ops.reshape(a.value, shape))
+        return view(a, Reshape(shape))
+    return per_layout(of, reshaped) if isinstance(of, TracedArray) else view(of, Reshape(shape))
 
 
 def resolve_shape(shape, size) -> tuple:
@@ -272,8 +274,9 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         raise UnsupportedError("numpy.lib.stride_tricks.sliding_window_view(..., writeable=True) is not supported "
                                "(its windows overlap); read the windows, and write into the array itself")
     window_shape = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
-    # NumPy checks the arguments (and gives its errors) on an array of the same shape and strides.
-    np.lib.stride_tricks.sliding_window_view(strided_like(x), window_shape, axis)
+    # NumPy checks the arguments (and gives its errors) on an array of the same shape.
+    np.lib.stride_tricks.sliding_window_view(np.broadcast_to(np.zeros((), np.dtype(x.dtype)), np.shape(x)),
+                                             window_shape, axis)
     ndim = np.ndim(x)
     axes = tuple(range(ndim)) if axis is None else tuple(axis_index(a, ndim) for a in
                                                           (axis if np.iterable(axis) else (axis,)))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, located
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
+from .array import Either, TracedArray
 
 
 class Lens:
@@ -303,20 +304,65 @@ class Broadcast(Lens):
         return np.broadcast_to(array, self.shape)
 
 
+class _PathLayout(Exception):
+    """The strides of an array depend on the path a traced branch took (a variable bound to a view on
+    one path and to another array on the other): NumPy's answer to a question about them is only
+    known at run time."""
+
+
 def strided_like(array) -> np.ndarray:
     """A NumPy array with the shape and strides of the traced ``array`` (a view of an array that
     owns its data), over one element of memory: NumPy's rules on it (may this reshape be a view?)
-    are the rules for ``array``.  Never read its elements."""
-    lenses = []
-    while array.lens is not None:
-        lenses.append(array.lens)
-        array = array.base
-    t = array.type
+    are the rules for ``array``.  Never read its elements.  Strides that depend on the path taken
+    are a clear error (``per_layout`` answers such a question on each path)."""
+    try:
+        return _strided(array)
+    except _PathLayout:
+        raise located(UnsupportedError(
+            "this array's memory layout (its strides) depends on the path a traced branch took, and so does "
+            "NumPy's answer here; make it one layout on every path (np.ascontiguousarray, or .copy())")) from None
+
+
+def _strided(array) -> np.ndarray:
+    lenses, root = _lens_chain(array)
+    t = root.type
     strides = np.cumprod((1,) + t.shape[:0:-1])[::-1] * t.dtype.itemsize if t.shape else ()
+    if isinstance(root, Either):
+        layouts = {_strided(c).strides for c in root.choices}
+        if len(layouts) > 1:
+            raise _PathLayout
+        strides = layouts.pop()
     fake = np.lib.stride_tricks.as_strided(np.zeros(1, t.dtype), t.shape, tuple(int(s) for s in strides))
     for lens in reversed(lenses):
         fake = lens.on_numpy(fake)
     return fake
+
+
+def per_layout(array, fn):
+    """``fn(array)`` (``fn`` asks NumPy's layout rules, as a reshape that is a view or a copy), or,
+    where ``array``'s strides depend on the path a traced branch took, ``fn`` of the array on each
+    path, chosen at run time as the branch chose: a reshape of a reversed view is a copy on one path
+    and a view of the same owner on the other, and writes through it reach the owner only there."""
+    try:
+        _strided(array)
+    except _PathLayout:
+        lenses, root = _lens_chain(array)
+        results = []
+        for choice in root.choices:
+            for lens in reversed(lenses):
+                choice = TracedArray(None, choice, lens)
+            results.append(per_layout(choice, fn))
+        return Either(root.selector, results)
+    return fn(array)
+
+
+def _lens_chain(array):
+    """The lenses from ``array`` to the array they view, ``array``'s side first, and that array."""
+    lenses = []
+    while array.lens is not None:
+        lenses.append(array.lens)
+        array = array.base
+    return lenses, array
 
 
 def positions_view(array, positions: np.ndarray):
