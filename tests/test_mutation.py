@@ -1,4 +1,6 @@
 """In-place updates, views and write-back, compared against NumPy run on copies of the arguments."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -125,6 +127,48 @@ def test_assignment_errors_are_numpys():
         cf.jit(lambda a: a.__iadd__(1.5))(np.zeros(3, dtype=np.int32))
     with pytest.raises(ValueError, match="read-only"):
         cf.jit(lambda a: np.broadcast_to(a, (2, 3)).__setitem__(0, 1))(np.zeros(3))
+
+
+def _stored(index):
+    def store(y, v):
+        if index == "fill":
+            y.fill(v[()])
+        else:
+            y[index] = v[()]        # v[()] of a 0-d argument: a traced NumPy scalar
+        return y
+    return store
+
+
+def _outcome(fn, *args):
+    try:
+        return "returned", np.asarray(fn(*args))
+    except Exception as e:  # noqa: BLE001  (the test compares NumPy's exception with cofactor's)
+        return type(e).__name__, str(e).split("\n")[0]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("index", [0, slice(None), Ellipsis, "fill"], ids=["element", "slice", "ellipsis", "fill"])
+def test_a_number_stored_into_an_int_array_raises_as_numpy_s_conversion_to_a_python_int(dtype, index):
+    """NumPy converts a NumPy scalar (or Python number) it stores into an integer array to a Python int
+    first: NaN, infinities and values outside the dtype's range raise (a NumPy scalar wraps into an
+    unsigned array).  Checked at run time for a traced scalar, at trace time for a constant one."""
+    values = [np.int64(300), np.int64(-1), np.int64(2 ** 40), np.uint64(2 ** 63), np.float32(300.5),
+              np.float64(-1.5), np.float64(-129.5), np.float64(-128.9), np.float64(np.nan), np.float64(np.inf),
+              np.float32(1e30), np.float64(1e19), np.int16(-200)]
+    store = _stored(index)
+    compiled = cf.jit(store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's cast warnings
+        for v in values:
+            want = _outcome(store, np.zeros(3, dtype), np.array(v))
+            got = _outcome(compiled, np.zeros(3, dtype), np.array(v))
+            constant = _outcome(cf.jit(lambda y: store(y, np.array(v))), np.zeros(3, dtype))
+            for outcome in (got, constant):
+                assert outcome[0] == want[0], (v, want, outcome)
+                if want[0] == "returned":
+                    np.testing.assert_array_equal(outcome[1], want[1], err_msg=repr(v))
+                else:
+                    assert outcome[1] == want[1], (v, want, outcome)
 
 
 def test_same_array_passed_twice_is_one_array():

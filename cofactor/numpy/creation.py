@@ -133,6 +133,8 @@ def fill(a, val):
         raise ValueError("setting an array element with a sequence.")
     if a.scalar:  # a NumPy scalar's fill fills a temporary copy: the scalar is a value
         return
+    from .indexing import check_stored
+    check_stored(a, val)
     a.value = ops.broadcast_in_dim(convert_like_numpy(v, a.dtype), a.shape, ())
 
 

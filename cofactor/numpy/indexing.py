@@ -276,10 +276,23 @@ def _assigned_as_numpy_does(target, v) -> bool:
     return flat is not None
 
 
+def check_stored(a, v):
+    """NumPy's errors for a number stored into an element of ``a`` (``a[i] = v``, ``a[:] = v``,
+    ``a.fill(v)``): NumPy converts it to a Python int for an integer array, so NaN, an infinity or
+    a value outside the dtype's range raises (at run time where ``v`` is traced)."""
+    if isinstance(v, TracedArray):
+        if v.scalar:
+            python_ints.check_stored(v, a.dtype)
+    elif isinstance(v, (np.generic, int, float)) and not isinstance(v, (bool, np.bool_)):
+        with numpy_rules():
+            np.empty(1, a.dtype)[0] = v
+
+
 @implements("ndarray.__setitem__")
 def setitem(a, index, v):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
+        check_stored(a, v)
         if has_traced_slice(items):
             assign_traced_slice(a, index, v)
             return

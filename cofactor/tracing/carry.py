@@ -253,7 +253,7 @@ class Owner(Node):
         if not isinstance(x, TracedArray) or x.scalar or x.lens is not None or x.type != self.type:
             return False
         if not f.made_here(x):
-            if id(x) not in f.adoptable:
+            if id(x) not in f.adoptable or id(x) in f.shared:  # adopted, it would be one leaf's copy
                 return False
             f.adopted[id(x)] = x
         return f.give(self, x, lambda: [x._value])

@@ -184,8 +184,9 @@ class Layout:
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
             return
         old = self.nodes[k][i]
+        adoptable = self.adoptable - shared_owners(flatten(list(state))[0])  # no longer one leaf's alone
         try:
-            new = join(old, x, self.start, self.adoptable, memo)
+            new = join(old, x, self.start, adoptable, memo)
         except LayoutError as e:
             raise self.bindings.fail(k, e) from None
         for k2, (nodes, value) in enumerate(zip(self.nodes, state)):

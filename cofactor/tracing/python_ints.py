@@ -184,6 +184,39 @@ def check_fits(x, dtype):
     checks.error_if(outside, lambda: OverflowError(f"Python integer {x} out of bounds for {np.dtype(dtype)}"))
 
 
+def check_stored(x, dtype):
+    """NumPy's errors, at run time, where a number ``x`` (a NumPy scalar or a traced Python number)
+    is stored into an integer array of ``dtype`` by ``a[i] = x``, ``a[:] = x`` or ``a.fill(x)``:
+    NumPy converts it to a Python int first, so NaN, an infinity, or a value outside ``dtype``'s
+    range raises (a NumPy scalar stored into an unsigned array wraps, as a cast does; a Python int
+    is checked where it is converted, ``check_fits``)."""
+    from .array import TracedArray
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or x.dtype.kind not in "iuf" or x.weak is int or \
+            x.weak is None and dtype.kind == "u" or np.can_cast(x.dtype, dtype, "safe"):
+        return
+    v, valid = x.value, None
+    if x.dtype.kind == "f":
+        v, finite = _finite_checked(v)
+        high = 2.0 ** 64 if dtype == np.uint64 else 2.0 ** 63  # a C long, or an unsigned one
+        huge = _both(finite, _either(ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
+                                     ops.compare(v, ops.constant(np.asarray(high)), "GE")))
+        valid = _both(finite, ops.unary("stablehlo.not", huge))
+    elif x.dtype == np.uint64:
+        huge = _negative(ops.bitcast_convert(v, np.int64))
+        valid = ops.unary("stablehlo.not", huge)
+    else:
+        huge = None
+    if huge is not None:
+        checks.error_if(huge, lambda: OverflowError("Python int too large to convert to C long"))
+    n = TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)  # truncated toward zero, as int() does
+    info = np.iinfo(dtype)
+    outside = _negative(n.value) if dtype == np.uint64 else outside_of(n.value, int(info.min), int(info.max))
+    if valid is not None:
+        outside = _both(valid, outside)
+    checks.error_if(outside, lambda: OverflowError(f"Python integer {n} out of bounds for {dtype}"))
+
+
 def counter_bounds(start, stop, step, trips) -> tuple:
     """The bounds of a rolled range loop's counter (its iterations so far): below the trip count,
     known where the range's bounds are, and below int64's greatest value (so ``k + 1`` fits)."""
@@ -220,18 +253,25 @@ def python_int(x):
         raise located(TypeError(f"int() argument must be a string, a bytes-like object or a real number, not "
                                 f"'{x.stands_for().__name__}'"))
     if x.dtype.kind == "f":
-        v = ops.convert(v, np.float64)
-        nan = ops.compare(v, v, "NE")
-        infinite = ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf)), "EQ")
-        checks.error_if(nan, lambda: ValueError("cannot convert float NaN to integer"))
-        checks.error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"))
-        outside = _both(ops.unary("stablehlo.not", _either(nan, infinite)), _either(
+        v, finite = _finite_checked(v)
+        outside = _both(finite, _either(
             ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
             ops.compare(v, ops.constant(np.asarray(2.0 ** 63)), "GE")))
         checks.error_if(outside, lambda: located(UnsupportedError(
             f"int() of {x} passes int64's range when the program runs: cofactor carries the Python ints that "
             "traced code computes as int64, and Python's would be larger")))
     return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
+
+
+def _finite_checked(v):
+    """The float Value ``v`` as a float64, with Python's errors where int() of a NaN or an infinity
+    raises, and an i1 Value: whether it is finite."""
+    v = ops.convert(v, np.float64)
+    nan = ops.compare(v, v, "NE")
+    infinite = ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf)), "EQ")
+    checks.error_if(nan, lambda: ValueError("cannot convert float NaN to integer"))
+    checks.error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"))
+    return v, ops.unary("stablehlo.not", _either(nan, infinite))
 
 
 def python_float(x):

@@ -1034,3 +1034,19 @@ def index_past_the_end_in_a_while_test(y, t):
     while y[j] > t and j < 100:
         j += 1
     return j
+
+
+@fuzzed(9801216, ("float64", "int64"))  # a reshape of a variable that is a reversed view of m on one path
+def reshape_of_a_view_chosen_by_a_branch(a, b, m, t, n):  # was a view of m (NumPy copies it): writes reached m
+    m = m[::-1]
+    if a[n % 5] < b[n % 5]:
+        m = np.arange(12.0).reshape(3, 4)
+    v1 = m.reshape(12)
+    v1[::2] //= np.abs(v1[n % 12]) + 1.0
+    return t
+
+
+@fuzzed(9816256, ("float32", "int32"))  # NumPy converts a NumPy scalar stored into an int array to a Python int:
+def numpy_scalar_out_of_range_stored_in_an_int_array(c):  # OverflowError (cofactor cast it)
+    c[::-1] = c.sum() * 2000000000
+    return c

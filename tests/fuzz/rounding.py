@@ -35,7 +35,8 @@ ROUNDED_OTHERWISE = {
 REORDERED = {np.add, np.multiply}    # their reductions: the same operations in another order
 # An addition or subtraction of a product may be fused with it (an FMA keeps the product unrounded):
 # its result then differs by up to a unit of the product, however small the result (x * t - (x * t)[0]
-# is not 0 there), so it moves by a unit of its larger operand.
+# is not 0 there), so it moves by a unit of its larger operand. A division by a scalar may be done as
+# a product with its reciprocal, and then fused too (m /= 1.5; m - m[0, 2]).
 PRODUCTS = {np.multiply, np.square}
 FUSED = {np.add, np.subtract}
 
@@ -68,7 +69,7 @@ class _Rounded(np.ndarray):
         if method == "at":
             _round_otherwise(inputs[0], step)
             return None
-        product = elementwise and ufunc in PRODUCTS
+        product = elementwise and (ufunc in PRODUCTS or ufunc is np.true_divide and np.ndim(inputs[1]) == 0)
         if isinstance(result, tuple):
             return tuple(_rounded(r, o, step, product) for r, o in zip(result, out or (None,) * len(result)))
         return _rounded(result, out[0] if out else None, step, product)
