@@ -198,8 +198,17 @@ def test_int_of_nan_or_infinity_is_pythons_error(value):
         cf.jit(int_of_first)(np.array([value]))
 
 
-@pytest.mark.parametrize("value", [1e30, -9.3e18])
-def test_int_of_a_float_past_int64_is_a_clear_error(value):
-    assert not -2 ** 63 <= int_of_first(np.array([value])) < 2 ** 63
-    with pytest.raises(cf.UnsupportedError, match="passes int64's range"):
-        cf.jit(int_of_first)(np.array([value]))
+@pytest.mark.parametrize("value", [np.float64(1e30), np.float64(-9.3e18), np.uint64(2 ** 63 + 5), np.uint64(2 ** 64 - 1)])
+def test_int_of_a_number_past_int64_is_a_clear_error(value):
+    """int() and .item() of a float or a uint64 beyond int64: Python's int holds it, cofactor's would wrap."""
+    def int_of_element(x):
+        return int(x[0])
+
+    assert not -2 ** 63 <= int_of_element(np.array([value])) < 2 ** 63
+    with pytest.raises(cf.UnsupportedError, match=f"{int(value) if value.dtype.kind == 'u' else ''}.* as a Python "
+                                                  "int passes int64's range"):
+        cf.jit(int_of_element)(np.array([value]))
+    if value.dtype.kind == "u":  # .item() of a float is a Python float
+        with pytest.raises(cf.UnsupportedError, match="passes int64's range"):
+            cf.jit(lambda a: a[0].item() + 1)(np.array([value]))
+    assert int(cf.jit(int_of_element)(np.array([7], dtype=value.dtype))) == 7

@@ -41,6 +41,41 @@ def test_repr_scalars_and_len():
         float(a)
 
 
+def host_code(r, i, s):
+    """What code after a call does with the results: each line's value, as NumPy gives it."""
+    return [r == 7, r != r[0], r < s, r + 1, 2 * r, -r, abs(r), r @ r, r ** 2, r // 2, r % 3, r[1:], r[::-1],
+            r[r > 2], list(r), r.sum(), r.max(), r.tolist(), r.T, r.astype(np.float32), r.reshape(2, 2),
+            i == 7, i + 1, list(range(i)), int(i), [1, 2, 3][i - 6], np.add(r, r), np.where(r > 2, r, 0), r.item(0),
+            s > 1, s * r, s.item()]
+
+
+def test_results_read_in_host_code_give_numpy_s_values():
+    """A ConcreteArray a compiled function returns acts as the ndarray NumPy would have returned, in
+    the code after the call (``result == 7`` compared identities before: False, silently)."""
+    def f(a):
+        return a * 2, int(a.shape[0] + a[0]), a.sum()
+
+    a = np.array([3.5, 1.0, 2.0, 4.0])
+    want, got = host_code(*f(a)), host_code(*cf.jit(f)(a))
+    assert len(want) == len(got)
+    for w, g in zip(want, got):  # (a Python int result is a 0-d array: its == gives a NumPy bool)
+        assert not isinstance(g, cf.ConcreteArray) and isinstance(g, list) == isinstance(w, list), (w, g)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def test_a_result_is_read_only_with_a_clear_error_and_keeps_identity_hashing():
+    r = cf.jit(lambda a: a + 1)(np.ones(3))
+    with pytest.raises(TypeError, match="ConcreteArray is read-only"):
+        r += 1
+    with pytest.raises(ValueError, match="read-only"):
+        r.fill(0)
+    with pytest.raises(AttributeError, match="no attribute 'lens'"):
+        r.lens
+    assert {r: 1}[r] == 1
+    np.testing.assert_array_equal(np.array(r) + 1, [3.0, 3.0, 3.0])
+
+
 def test_device_and_devices():
     devices = cf.devices()
     assert len(devices) >= 1

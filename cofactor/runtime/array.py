@@ -48,12 +48,15 @@ def aval_of(buffer) -> tuple:
     return aval + (sharding,) if len(sharding.device_set) > 1 else aval
 
 
-class ConcreteArray:
+class ConcreteArray(np.lib.mixins.NDArrayOperatorsMixin):
     """A device-resident array, on one device or sharded over several; ``np.asarray(a)`` copies it
-    to the host (gathering its shards)."""
+    to the host (gathering its shards).  Code after the call reads it as a NumPy array: operators,
+    ufuncs, indexing and ndarray's methods and attributes act on its host value and give NumPy's
+    results (``r == 7`` compares values, as for the ndarray NumPy would have returned)."""
 
     __slots__ = ("buffer", "aval", "__weakref__")
     __array_priority__ = 100
+    __hash__ = object.__hash__  # its identity (cofactor keys arguments by it), unlike an ndarray's
 
     def __init__(self, buffer, aval=None):
         self.buffer = buffer
@@ -126,6 +129,30 @@ class ConcreteArray:
         from ..errors import ArgumentError
         raise ArgumentError("this array's shards are spread over several processes, so it cannot become one NumPy "
                             "array in one of them: read its .addressable_shards")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        """A ufunc on the host values; NotImplemented where another array type takes part (a traced
+        array inside a compiled function), an error where it would write the ConcreteArray."""
+        plain = (np.ndarray, np.generic, int, float, complex, bool, ConcreteArray)
+        if not all(isinstance(x, plain) for x in inputs):
+            return NotImplemented
+        if out is not None and any(isinstance(o, ConcreteArray) for o in out):
+            raise TypeError("a ConcreteArray is read-only (a device buffer): write into a NumPy copy of it, "
+                            "a = np.array(a), or into the array inside the compiled function")
+        inputs = tuple(np.asarray(x) if isinstance(x, ConcreteArray) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **({} if out is None else {"out": out}), **kwargs)
+
+    def __getitem__(self, index):
+        return np.asarray(self)[index]
+
+    def __getattr__(self, name):
+        """ndarray's public methods and attributes (``r.sum()``, ``r.T``, ``r.tolist()``), on the host value."""
+        if name.startswith("_") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'ConcreteArray' object has no attribute '{name}'")
+        return getattr(np.asarray(self), name)
+
+    def __index__(self):
+        return np.asarray(self).__index__()
 
     def __len__(self):
         if not self.shape:

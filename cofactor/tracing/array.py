@@ -406,6 +406,8 @@ def _python_number(element: TracedArray):
     if kind == "b":
         return TracedArray(element.value, scalar=True)
     wide = {"i": np.int64, "u": np.int64, "f": np.float64, "c": np.complex128}[kind]
+    from . import python_ints
+    python_ints.check_unsigned_fits(element)
     return _as_python_number(TracedArray(ops.convert(ops.reshape(element.value, ()), wide), scalar=True))
 
 

@@ -257,10 +257,23 @@ def python_int(x):
         outside = _both(finite, _either(
             ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
             ops.compare(v, ops.constant(np.asarray(2.0 ** 63)), "GE")))
-        checks.error_if(outside, lambda: located(UnsupportedError(
-            f"int() of {x} passes int64's range when the program runs: cofactor carries the Python ints that "
-            "traced code computes as int64, and Python's would be larger")))
+        checks.error_if(outside, lambda: _past_int64(x))
+    check_unsigned_fits(x)
     return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
+
+
+def check_unsigned_fits(x):
+    """cofactor's error, at run time, where a uint64 ``x`` past int64's range becomes a traced Python
+    int (``int(x)``, ``x.item()``): Python's int would hold it, cofactor's would wrap around."""
+    if x.dtype == np.uint64:
+        checks.error_if(_negative(ops.bitcast_convert(ops.reshape(x.value, ()), np.int64)), lambda: _past_int64(x))
+
+
+def _past_int64(x):
+    return located(UnsupportedError(
+        f"{x} as a Python int passes int64's range when the program runs (int(), .item()): cofactor carries "
+        "the Python ints that "
+        "traced code computes as int64, and Python's would be larger"))
 
 
 def _finite_checked(v):
