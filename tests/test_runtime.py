@@ -1,4 +1,7 @@
 """ConcreteArray and to_device: device buffers, host copies, pytrees."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -46,7 +49,7 @@ def host_code(r, i, s):
     return [r == 7, r != r[0], r < s, r + 1, 2 * r, -r, abs(r), r @ r, r ** 2, r // 2, r % 3, r[1:], r[::-1],
             r[r > 2], list(r), r.sum(), r.max(), r.tolist(), r.T, r.astype(np.float32), r.reshape(2, 2),
             i == 7, i + 1, list(range(i)), int(i), [1, 2, 3][i - 6], np.add(r, r), np.where(r > 2, r, 0), r.item(0),
-            s > 1, s * r, s.item()]
+            s > 1, s * r, s.item(), f"{s:.3f}", "{:>8}".format(i), round(s, 1), round(s)]
 
 
 def test_results_read_in_host_code_give_numpy_s_values():
@@ -73,6 +76,9 @@ def test_a_result_is_read_only_with_a_clear_error_and_keeps_identity_hashing():
     with pytest.raises(AttributeError, match="no attribute 'lens'"):
         r.lens
     assert {r: 1}[r] == 1
+    for copied in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r)):  # jaxlib's pickling made it float32
+        assert isinstance(copied, cf.ConcreteArray) and copied.dtype == np.float64
+        np.testing.assert_array_equal(copied, r)
     np.testing.assert_array_equal(np.array(r) + 1, [3.0, 3.0, 3.0])
 
 

@@ -154,6 +154,18 @@ class ConcreteArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __index__(self):
         return np.asarray(self).__index__()
 
+    def __format__(self, spec):
+        return format(np.asarray(self), spec)  # a 0-d array as its element: f"{loss:.4f}"
+
+    def __round__(self, ndigits=None):
+        array = np.asarray(self)  # a 0-d result stands for the NumPy scalar NumPy would have returned
+        return round(array[()] if array.ndim == 0 else array, ndigits)
+
+    def __reduce__(self):
+        """Pickled (and deep-copied) as its host value, put back on the default device: jaxlib's own
+        pickling of the buffer loses 64-bit dtypes."""
+        return ConcreteArray.from_numpy, (np.asarray(self),)
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")
