@@ -40,6 +40,17 @@ def test_python_values_of_traced_arrays_explain_why(convert):
     assert isinstance(info.value, TypeError) and HERE in str(info.value)
 
 
+def formats_its_total(x):
+    return f"total={x.sum():.3f}"
+
+
+def test_formatting_a_traced_value_with_a_spec_explains():
+    """A string made of run-time values cannot be built at compile time (it was an internal error)."""
+    with pytest.raises(cf.ConcretizationError, match=r"format spec '.3f'.*after the call") as info:
+        cf.jit(formats_its_total)(np.ones(3))
+    assert "formats_its_total" not in str(info.value) and "return f\"total=" in str(info.value)
+
+
 def test_traced_condition_in_code_that_cannot_be_converted_explains():
     unconvertible = eval("lambda x: x if x.sum() > 0 else -x")  # no source file to convert
     with pytest.raises(cf.ConcretizationError, match="bool"):

@@ -144,7 +144,13 @@ class TracedArray:
         return self._shown("str") or repr(self)
 
     def __format__(self, spec):
-        return self._shown("format", spec) or (format(str(self), spec) if spec else str(self))
+        shown = self._shown("format", spec)
+        if shown is None and spec:
+            raise located(ConcretizationError(
+                f"formatting a traced {'number' if self.scalar else 'array'} (format spec {spec!r}) needs its value, "
+                "which is only known when the compiled function runs: format the result after the call, or print "
+                "it when it runs with cf.print"))
+        return shown or str(self)
 
     def _shown(self, how, spec=""):
         """In the message of a raise checked at run time, a token for this value (tracing/checks.py)."""
