@@ -75,6 +75,40 @@ def test_variable_assigned_in_one_branch_raises_on_use():
         cf.jit(f)(np.ones(2))
 
 
+def search_else_none(x):
+    i = 0
+    while i < len(x):
+        if x[i] < 0:
+            found = i
+            break
+        i += 1
+    else:
+        found = None
+    return found is None
+
+
+def none_on_one_path(x):
+    if x[0] > 0:
+        marker = None
+    return marker is not None
+
+
+def compared_on_one_path(x):
+    if x[0] > 0:
+        k = 3
+    return k == 3
+
+
+@pytest.mark.parametrize("fn", [search_else_none, none_on_one_path, compared_on_one_path])
+def test_a_variable_without_a_value_on_some_path_raises_even_where_it_is_compared(fn):
+    """A variable that is None (or a value) on one path and has none on another: ``is`` and ``==``,
+    which a marker cannot intercept or compared as an object, said False (while ... else found = None
+    then found is None was False where NumPy says True)."""
+    for x in (np.array([0.5, -1.0, 2.0]), np.array([0.5, 1.0, 2.0]), -np.ones(3)):
+        with pytest.raises(cf.TracingError, match="has no value here"):
+            cf.jit(fn)(x)
+
+
 def test_branches_with_different_shapes_raise():
     def f(x):
         if x.sum() > 0:
@@ -507,18 +541,67 @@ def test_loop_else_runs_unless_the_loop_broke():
     check(halve_until_small, np.array([0.1, 40.0]))
 
 
-def test_a_variable_set_only_before_a_break_needs_a_value_before_the_loop():
-    def f(x):
+def found_or_minus_one(x):
+    for i in range(x.shape[0]):
+        if x[i] > 10:
+            found = i
+            break
+    else:
+        found = -1
+    return found
+
+
+def first_above_or_default(x, t):
+    default = t * 0.0
+    i = 0
+    while i < 12:
+        if x[i] > t:
+            value = x[i] * 2
+            break
+        i += 1
+    else:
+        value = default
+    return value, i
+
+
+def found_in_a_nest(m):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] > 0.5:
+                break
+        else:
+            continue
+        where = i * 10 + j
+        break
+    else:
+        where = None
+    return where is None
+
+
+@pytest.mark.parametrize("fn, args", [
+    (found_or_minus_one, (np.arange(12.0),)), (found_or_minus_one, (np.arange(12.0) * 2,)),
+    (first_above_or_default, (np.arange(12.0), 5.5)), (first_above_or_default, (np.arange(12.0), 50.0)),
+])
+def test_a_search_loop_s_else_gives_the_variable_its_default_where_no_break_came(fn, args):
+    """Python's search loop: every break assigns the variable, the else assigns its default, so it
+    has a value after the loop on every path (it was an error: a value only where the loop set it)."""
+    check(fn, *args)
+
+
+def test_a_variable_a_break_path_may_leave_without_a_value_still_needs_one_before_the_loop():
+    def breaks_before_assigning(x):
         for i in range(x.shape[0]):
             if x[i] > 10:
-                found = i
                 break
+            found = i
         else:
             found = -1
         return found
 
     with pytest.raises(cf.TracingError, match="'found' has no value here.*give it a value before"):
-        cf.jit(f)(np.arange(12.0))
+        cf.jit(breaks_before_assigning)(np.arange(12.0))
+    with pytest.raises(cf.TracingError, match="'where' cannot be carried.*None on another"):  # a number or None
+        cf.jit(found_in_a_nest)(np.eye(3))
 
 
 def break_inside_with(x):

@@ -70,7 +70,7 @@ def _is_instance(x: TracedArray, classes) -> bool:
 
 # What converted code calls: the names the rewriting in source.py and control.py emits.
 RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,
-                                range=statements.range_, load=statements.load, assign=statements.assign,
+                                range=statements.range_, load=statements.load, assign=statements.assign, unbound=statements.unbound,
                                 ifexp=statements.ifexp,
                                 and_=statements.and_, or_=statements.or_, not_=statements.not_,
                                 and_truth=statements.and_truth, or_truth=statements.or_truth,

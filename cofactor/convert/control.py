@@ -198,6 +198,35 @@ def _return_blocks(st) -> list:
     return _blocks(st) + ([st.body] if isinstance(st, _LOOPS) else [])
 
 
+def _invariant(value, changed) -> bool:
+    """Whether ``value`` is the same before a loop that assigns ``changed`` as after it: a constant
+    (signed), or a name the loop does not assign."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) or isinstance(value, ast.Name) and value.id not in changed
+
+
+def _assigned_before_every_break(stmts, name, assigned=False) -> bool:
+    """Whether each break of the loop around ``stmts`` comes after an assignment to ``name`` on its
+    path (``assigned``: one came before ``stmts``)."""
+    for st in stmts:
+        if isinstance(st, ast.Break):
+            return assigned
+        if isinstance(st, ast.If):
+            if not all(_assigned_before_every_break(b, name, assigned) for b in (st.body, st.orelse)):
+                return False
+        elif _count([st], ast.Break, _loop_level):
+            return False  # a break inside another statement (try, with, a nested loop's else): not followed
+        assigned = assigned or _assigns_at_top([st], name)
+    return True
+
+
+def _assigns_at_top(stmts, name) -> bool:
+    """Whether one of ``stmts`` itself (not a branch or loop inside it) assigns ``name``."""
+    return any(isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and name in assigned_names([st])
+               for st in stmts)
+
+
 def _count(nodes, kinds, walk) -> int:
     return sum(isinstance(n, kinds) for n in walk(nodes))
 
@@ -416,7 +445,7 @@ class ControlFlow(ast.NodeTransformer):
         """``a < b <= c``: Python's chain (each operand evaluated once, the next only while the
         comparisons so far hold), through and_ where they are traced."""
         self.generic_visit(node)
-        if len(node.ops) == 1:
+        if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.Is, ast.IsNot)):  # (is: see compare_chain)
             return node
         links = ast.List([ast.Tuple([ast.Constant(type(op).__name__), _lambda(operand)], ast.Load())
                           for op, operand in zip(node.ops, node.comparators)], ast.Load())
@@ -478,6 +507,29 @@ class ControlFlow(ast.NodeTransformer):
         node.body = [ast.fix_missing_locations(ast.copy_location(st, node)) for st in body]
         return brk, before + [_assign(brk, ast.Constant(False), node)]
 
+    def _else_defaults(self, node):
+        """``for ...: (... v = ...; break) else: v = default``, Python's search loop, leaves ``v`` a value
+        on both paths, but a traced loop's ``v`` is a value only where the loop assigned it.  Where
+        every break assigns ``v`` first, the loop body never reads it and ``default`` is the same
+        before the loop (a constant, or a name the loop does not assign), ``v`` starts as ``default``
+        when it has no value yet: the else's assignment, made before the loop, changes nothing the
+        program can see.  Returns those assignments, to run before the loop if its breaks become flags."""
+        if not node.orelse:
+            return []
+        loop = node.body + ([node.test] if isinstance(node, ast.While) else [node.iter])
+        read = {n.id for n in _loop_level(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        changed = set(assigned_names(node.body))
+        defaults = []
+        for st in node.orelse:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+                continue
+            name, value = st.targets[0].id, st.value
+            if name in changed and name not in read and _invariant(value, changed) and \
+                    _assigned_before_every_break(node.body, name):
+                test = ast.Call(_runtime("unbound"), [_lambda(_name(name))], [])
+                defaults.append(ast.copy_location(ast.If(test, [_assign(name, value, st)], []), st))
+        return defaults
+
     def _else_block(self, node, brk):
         """The loop's else block, moved after it (converted) and run unless the loop broke; it stays
         on the loop if the loop's breaks could not become flags."""
@@ -488,7 +540,9 @@ class ControlFlow(ast.NodeTransformer):
 
     def visit_While(self, node):
         _only_truth(node.test)
+        defaults = self._else_defaults(node)
         brk, before = self._exit_flags(node)
+        before += defaults if brk else []
         after = self._else_block(node, brk)
         tested = [ast.Expr(node.test)]  # (names it binds with :=)
         names = self._names([node.body, tested])
@@ -506,7 +560,9 @@ class ControlFlow(ast.NodeTransformer):
         return before + [ast.copy_location(s, node) for s in (cond, body, getter, setter)] + [call] + after
 
     def visit_For(self, node):
+        defaults = self._else_defaults(node)
         brk, before = self._exit_flags(node)
+        before += defaults if brk else []
         after = self._else_block(node, brk)
         names = self._names([node.body, [ast.Assign([node.target], ast.Constant(None))]])
         rebound = rebound_names(node.body + [ast.Assign([node.target], ast.Constant(None))])

@@ -94,6 +94,12 @@ def load(read):
         return control.UNBOUND
 
 
+def unbound(read) -> bool:
+    """Whether the variable ``read`` (``lambda: name``) has no value yet (a traced region may have
+    left it a marker: a value on some paths only)."""
+    return control.is_unset(load(read))
+
+
 def assign(variable, value):
     """``name := value`` in an operand that and/or, a conditional expression or a comparison chain
     evaluates lazily (a lambda): sets ``name``, which ``variable`` (``lambda: name``) reads."""
@@ -193,8 +199,19 @@ def _truth(x):
     return _scalar_predicate(x) if _traced(x) else np.bool_(bool(x))
 
 
+def _identity(test):
+    """``is`` / ``is not``, which no object can intercept: a variable without a value on the path taken
+    (``found`` set in a traced loop, else None) raises its error here too, not compare as an object."""
+    def compared(a, b):
+        for x in (a, b):
+            if isinstance(x, Undefined):
+                x._fail()
+        return test(a, b)
+    return compared
+
+
 _COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
-                "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
+                "GtE": operator.ge, "Is": _identity(operator.is_), "IsNot": _identity(operator.is_not),
                 "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}
 
 

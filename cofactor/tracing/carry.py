@@ -66,9 +66,14 @@ class Undefined:
     def _fail(self, *args, **kwargs):
         raise located(TracingError(object.__getattribute__(self, "message")))
 
-    __getattr__ = __call__ = __getitem__ = __setitem__ = __bool__ = __iter__ = __len__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _fail
-    __array_ufunc__ = __array_function__ = __index__ = __float__ = __int__ = _fail
+    def _used(self, *args, **kwargs):  # (a subclass's _fail, through the instance)
+        object.__getattribute__(self, "_fail")()
+
+    __getattr__ = __call__ = __getitem__ = __setitem__ = __bool__ = __iter__ = __len__ = _used
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _used
+    __array_ufunc__ = __array_function__ = __index__ = __float__ = __int__ = _used
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _used
+    __hash__ = object.__hash__
 
 
 UNBOUND = object()  # what the getter reports for a variable not assigned yet

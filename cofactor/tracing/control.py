@@ -146,6 +146,7 @@ class Layout:
     def __init__(self, bindings: Bindings, state, start, adoptable):
         self.bindings, self.start, self.adoptable = bindings, start, adoptable
         self.trees, self.nodes, memo = [], [], {}
+        self.unset_somewhere = set()  # bindings some state leaves without a value (None, () have no leaf to say so)
         for value in state:
             leaves, treedef = flatten(value)
             self.trees.append(treedef)
@@ -161,6 +162,7 @@ class Layout:
             if got != treedef:
                 if not is_unset(value):
                     return None, (k, None, value, f.memo, state)
+                self.unset_somewhere.add(k)
                 leaves = [value] * len(self.nodes[k])  # no value yet: each leaf of the layout has none
             for i, (node, x) in enumerate(zip(self.nodes[k], leaves)):
                 try:
@@ -180,6 +182,7 @@ class Layout:
                 raise self.bindings.fail(k, LayoutError(f"{_structure(self.trees[k])} on one path and "
                                                         f"{_structure(flatten(x)[1])} on another"))
             marker = self.nodes[k][0].marker if self.nodes[k] else None
+            self.unset_somewhere.add(k)
             leaves, self.trees[k] = flatten(x)
             self.nodes[k] = [Late(export(leaf, self.start, dict(memo)), marker) for leaf in leaves]
             return
@@ -423,7 +426,8 @@ def _mark_undefined(layout: Layout, final, where, defined=()):
     """Variables that have a value on some paths only are Undefined (the pending return value is
     not, nor are the ``defined`` ones: they have a value wherever the function goes on)."""
     for k, (label, nodes) in enumerate(zip(layout.bindings.labels(), layout.nodes)):
-        if label != RETURN_VALUE and k not in defined and any(isinstance(node, Late) for node in nodes):
+        if label != RETURN_VALUE and k not in defined and (any(isinstance(node, Late) for node in nodes) or
+                                                           k in layout.unset_somewhere):
             final[k] = undefined(label, where)
 
 
@@ -567,10 +571,6 @@ class _Tripwire(Undefined):
     def _fail(self, *args, **kwargs):
         object.__setattr__(self, "touched", True)
         super()._fail()
-
-    __getattr__ = __call__ = __getitem__ = __setitem__ = __bool__ = __iter__ = __len__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __matmul__ = _fail
-    __array_ufunc__ = __array_function__ = __index__ = __float__ = __int__ = _fail
 
 
 def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages: list, where, attributes, bound,
