@@ -146,6 +146,19 @@ def user_frame():
     return frame
 
 
+def in_user_try(stop: str) -> bool:
+    """Whether user code running now (the frames above this call, up to the function named ``stop``
+    of cofactor's, where the trace began) is inside a ``try`` or a ``with``, which may catch an
+    exception raised here."""
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == stop and frame.f_code.co_filename.startswith(_PACKAGE_DIR)):
+        if not _is_internal(frame.f_code.co_filename) and any(
+                entry.start <= frame.f_lasti < entry.end for entry in dis._parse_exception_table(frame.f_code)):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def warn_in_user_code(message: str, category) -> None:
     """A warning shown at the innermost user frame (the call that led to it), not in cofactor."""
     frame = user_frame()

@@ -20,8 +20,9 @@ def _outcome(fn, x):
             return "error", (type(e), str(e), type(e.__cause__), str(e.__cause__))
 
 
-@pytest.mark.parametrize("fn, inputs", PROGRAMS, ids=[fn.__name__ for fn, _ in PROGRAMS])
-def test_raise_under_a_traced_condition_is_checked_at_run_time(fn, inputs):
+def _same_outcomes(fn, inputs, same_error):
+    """``fn`` compiled gives Python's value or error on each input, from one program (the checks
+    run in it)."""
     compiled = cf.jit(fn)
     for x in inputs:
         want, got = _outcome(fn, x.copy()), _outcome(compiled, x.copy())
@@ -29,8 +30,13 @@ def test_raise_under_a_traced_condition_is_checked_at_run_time(fn, inputs):
         if want[0] == "value":
             np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
         else:
-            assert got[1] == want[1]  # type, message (run-time values in it), cause
-    assert len(compiled.cache) == 1  # one program for every input: the checks run in it
+            assert same_error(got[1], want[1]), (got, want)
+    assert len(compiled.cache) == 1
+
+
+@pytest.mark.parametrize("fn, inputs", PROGRAMS, ids=[fn.__name__ for fn, _ in PROGRAMS])
+def test_raise_under_a_traced_condition_is_checked_at_run_time(fn, inputs):
+    _same_outcomes(fn, inputs, lambda got, want: got == want)  # type, message (run-time values in it), cause
 
 
 def test_the_checked_exception_names_the_users_line():
@@ -159,3 +165,62 @@ def test_a_raise_on_a_python_condition_shows_run_time_values_in_its_message():
         with pytest.raises(error) as info:
             cf.jit(fn)(np.array([1.0, 2.5]))
         assert str(info.value) == message
+
+
+def index_past_the_end_in_a_branch(x):
+    y = x[0]
+    if x.sum() > 100:
+        y = x[10]
+    return y
+
+
+def write_past_the_end_in_an_unrolled_loop(x):
+    y = x * 1
+    for i in range(x.shape[0]):
+        if x[i] > 3:
+            y[i + 1] = x[i]     # i + 1 == 5 past the end only in the last step
+    return y
+
+
+def shapes_that_disagree_in_a_nested_branch(x):
+    s = x.copy()
+    if x[0] > 0:
+        s += 1
+        if x[1] > 0:
+            s = s + x[:3]
+    return s.sum()
+
+
+def python_division_by_zero_in_a_branch(x):
+    k = 0
+    if x[2] > 0:
+        x[0] = 1 / k
+    return x
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (index_past_the_end_in_a_branch, [np.arange(5.0), np.arange(5.0) * 100]),
+    (write_past_the_end_in_an_unrolled_loop, [np.arange(5.0), np.array([0, 1, 2, 3, 2.0]), np.array([0, 9, 2, 3, 2.0])]),
+    (shapes_that_disagree_in_a_nested_branch, [np.arange(6.0), np.array([1.0, -1, 2, 3, 4, 5]), np.ones(6)]),
+    (python_division_by_zero_in_a_branch, [-np.ones(4), np.ones(4)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_numpy_s_error_in_a_traced_branch_is_raised_only_where_the_branch_runs(fn, inputs):
+    """An operation that raises when traced (an index past the end known at trace time, shapes that
+    do not broadcast) raises at run time where its branch runs, as in NumPy, not at trace time."""
+    _same_outcomes(fn, inputs, lambda got, want: issubclass(got[0], want[0]) and got[1].split("\n")[0] == want[1])
+
+
+def test_numpy_s_error_in_a_traced_branch_inside_a_try_is_a_trace_time_error():
+    """A try around the if would catch the error now, when traced, not when the program runs."""
+    def f(x):
+        try:
+            if x.sum() > 0:
+                y = x[10]
+            else:
+                y = x[0]
+        except IndexError:
+            y = -1.0
+        return y
+
+    with pytest.raises(cf.TracingError, match="(?s)index 10 is out of bounds.*traced a branch"):
+        cf.jit(f)(np.ones(3))

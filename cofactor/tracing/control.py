@@ -25,12 +25,12 @@ import contextlib
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, UnsupportedError, located, origin
+from ..errors import ConcretizationError, TracingError, UnsupportedError, in_user_try, located, origin, user_line_of
 from ..ir import ops
 from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
-from . import context
+from . import checks, context
 from .array import Journal, TracedArray, make_stale, serial_now
 from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
                     as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
@@ -288,11 +288,24 @@ class Layout:
 
 def _run_arm(bindings: Bindings, fn, initial, where):
     """Trace one branch into a fresh block; returns (block, bindings after, {owner id: (owner, value
-    after)} for the owners made before the if that it writes)."""
+    after)} for the owners made before the if that it writes).
+
+    NumPy's error (or Python's) from an operation in the branch is NumPy's only where the branch
+    runs: the branch becomes a raise checked at run time (checks.py), at the line that raised, and
+    leaves the state as it found it (what it did before the error is undone; its path ends there)."""
     block = Block(label=where)
     bindings.assign(initial)
-    with insertion_point(block), Journal() as journal, _traced_anyway(f"a branch of {where}"):
-        fn()
+    with insertion_point(block), Journal() as journal:
+        try:
+            with _traced_anyway(f"a branch of {where}"):
+                fn()
+        except _RaisesWhenTaken as raised:
+            for owner, old in reversed(journal.entries):
+                owner._value = old
+            journal.entries.clear()
+            bindings.heap.restore()
+            bindings.assign(initial)
+            checks.reached_raise(lambda: raised.error, raised.where)
     names_after = list(bindings.get())
     changed = bindings.heap.changed_slots()
     slots_after = {(id(s.container), s.key): s.get() for s in changed}
@@ -303,6 +316,14 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     for a, old in reversed(written):
         a._value = old
     return block, names_after, slots_after, after, changed
+
+
+class _RaisesWhenTaken(Exception):
+    """A branch's operation raised ``error`` at user line ``where``: raised when the branch runs."""
+
+    def __init__(self, error, where):
+        super().__init__(error)
+        self.error, self.where = error, where
 
 
 @contextlib.contextmanager
@@ -319,6 +340,9 @@ def _traced_anyway(what: str):
         refusal = type(e) is TracingError or isinstance(e, (UnsupportedError, ConcretizationError))
         if kind == "internal" or kind == "deliberate" and refusal:
             raise
+        where = user_line_of(e)
+        if what.startswith("a branch") and where is not None and checks.available(trace) and not in_user_try("_trace"):
+            raise _RaisesWhenTaken(e, where) from e  # (a try around the if would catch it now, not at run time)
         raise located(TracingError(
             f"{type(e).__name__}: {e} -- raised while cofactor traced {what}, which it traces whether or not "
             "this call takes it (the condition is only known when the compiled function runs)")) from e
