@@ -252,6 +252,11 @@ def _contract(a, b, a_axis, b_axis, compute):
         va, w = _onto(a, da, a_axis, wb, db.shape[b_axis]), wb
     else:
         w = None
+    if w is not None and da.ndim == db.ndim == 1 and np.result_type(da.dtype, db.dtype) != np.bool_:
+        # Two vectors: their lanes' products, the invalid ones zero, summed: one pass XLA fuses (a
+        # dot of two masked copies writes both out first).
+        product = np.multiply(TracedArray(va), TracedArray(vb))
+        return np.sum(TracedArray(_zero_outside(product.value, 0, w)), dtype=product.dtype)
     if w is not None:
         va = _zero_outside(va, a_axis, w)
         vb = _zero_outside(vb, b_axis, w)
