@@ -356,3 +356,15 @@ def test_an_element_loop_does_not_copy_its_array_each_step():
     a = rng.random((30, 30))
     hlo = cf.jit(cholesky).lower(a @ a.T + 30 * np.eye(30)).xla_hlo()
     assert hlo.count("f64[30,30]{1,0} copy(") == 1, hlo
+
+
+@pytest.mark.parametrize("step", [-1, -2])
+def test_in_place_updates_through_reversed_slices_past_either_end(step):
+    """Slices whose start lies past the array's start with a negative step are empty (a[-6:6:-1] of
+    five elements: NumPy's start is -1, which a Python slice reads as the last element)."""
+    for start in (-7, -6, -1, 0, 6, None):
+        for stop in (-7, 0, 6, None):
+            def update(a, index=slice(start, stop, step)):
+                a[index] //= -4.0
+                return a[index] * 2
+            check_mutation(update, np.arange(5.0) - 2)

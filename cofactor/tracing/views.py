@@ -167,7 +167,7 @@ class BasicIndex(Lens):
                 index.append(item[1] if isinstance(item[1], int) else 0)  # strides do not depend on it
             else:
                 _, start, count, step = item
-                start = 0 if isinstance(start, Value) else start
+                start = 0 if isinstance(start, Value) or not count else start  # (an empty reversed slice's is -1)
                 stop = start + count * step
                 index.append(slice(start, stop if stop >= 0 else None, step))
         return np.reshape(array[tuple(index)], self.shape, copy=False)

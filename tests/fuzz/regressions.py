@@ -1050,3 +1050,11 @@ def reshape_of_a_view_chosen_by_a_branch(a, b, m, t, n):  # was a view of m (Num
 def numpy_scalar_out_of_range_stored_in_an_int_array(c):  # OverflowError (cofactor cast it)
     c[::-1] = c.sum() * 2000000000
     return c
+
+
+@fuzzed(9927450, ("float64", "int64"))  # a[-6:6:-1] of five elements is empty (NumPy's start is -1): cofactor's
+def reversed_slice_past_the_start(a, b, x):  # NumPy emulation read -1 as the last element, a ShapeError
+    for i7 in range(7):
+        a[-i7:i7:-1] //= -4.0
+    b ^= 1
+    return x
