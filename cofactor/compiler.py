@@ -124,7 +124,7 @@ class Compiled:
         self.static = static
         start = time.perf_counter()
         self.trace = self._traced(args, kwargs, Options.of(unroll, max_iterations, checkpoint, op_budget,
-                                                                         max_slice))
+                                                                         max_slice, unoptimized=optimize is False))
         self.key, _ = signature(*self.arguments(args, kwargs))
         self.placement = placement.of(self.trace, *self.arguments(args, kwargs), in_shardings, out_shardings)
         if self.placement is not None:

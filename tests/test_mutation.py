@@ -9,12 +9,12 @@ import cofactor as cf
 rng = np.random.default_rng(7)
 
 
-def check_mutation(f, *args, device=False):
+def check_mutation(f, *args, device=False, **options):
     """Run f in NumPy on copies and through cofactor; compare results and every argument after."""
     expected_args = [a.copy() for a in args]
     expected = f(*expected_args)
     given = [cf.to_device(a) for a in args] if device else [a.copy() for a in args]
-    got = cf.jit(f)(*given)
+    got = cf.jit(f, **options)(*given)
     for g, e in zip(given, expected_args):
         np.testing.assert_allclose(np.asarray(g), e, rtol=1e-12, atol=0)
         assert np.asarray(g).dtype == e.dtype
@@ -368,3 +368,23 @@ def test_in_place_updates_through_reversed_slices_past_either_end(step):
                 a[index] //= -4.0
                 return a[index] * 2
             check_mutation(update, np.arange(5.0) - 2)
+
+
+def shift_then_reshaped_update(c, n):
+    c[1:] = c[:-1]
+    c.reshape(1, 5)[::-1] += n
+    return c + c
+
+
+def reverse_then_reshaped_update(c, n):
+    c[:3] = c[:3][::-1]
+    c.reshape(1, 5)[::-1] += n
+    return c + c
+
+
+@pytest.mark.parametrize("optimize", ["auto", False])
+@pytest.mark.parametrize("fn", [shift_then_reshaped_update, reverse_then_reshaped_update], ids=lambda f: f.__name__)
+def test_an_argument_updated_from_itself_then_through_a_reshape(fn, optimize):
+    """XLA's CPU backend, given the unoptimized program, updated the argument in place while reading
+    it (fuzz seed 9926711: c[:3] = c[:3][::-1] left [7, -1, 7])."""
+    check_mutation(fn, np.array([0, -1, 7, 8, -1]), np.array(4), optimize=optimize)

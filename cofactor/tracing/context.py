@@ -45,7 +45,8 @@ class Options:
     Enzyme's checkpointing attributes for the loops; ``budget``: the most operations a trace
     may build before it stops with an error; ``promote``: a long while loop on Python numbers
     may carry them as traced values (off when a trace that did so failed: see ``promoted``);
-    ``max_slice``: the most elements a slice with traced bounds holds (None: its axis's length)."""
+    ``max_slice``: the most elements a slice with traced bounds holds (None: its axis's length);
+    ``unoptimized``: the program goes to XLA as traced (``optimize=False``; see views.BasicIndex.write)."""
 
     unroll: int = DEFAULT_UNROLL
     bound: int | None = None
@@ -53,16 +54,18 @@ class Options:
     budget: int | None = DEFAULT_OP_BUDGET
     promote: bool = True
     max_slice: int | None = None
+    unoptimized: bool = False
 
     @staticmethod
     def of(unroll=DEFAULT_UNROLL, max_iterations=None, checkpoint=None, op_budget=DEFAULT_OP_BUDGET,
-           max_slice=None) -> "Options":
+           max_slice=None, unoptimized=False) -> "Options":
         attributes = {}
         if checkpoint:
             attributes["enzyme.enable_checkpointing"] = "true"
             if checkpoint is not True:
                 attributes["enzyme.checkpoint_period"] = f"{int(checkpoint)} : i64"
-        return Options(unroll, max_iterations, attributes or None, op_budget, max_slice=max_slice)
+        return Options(unroll, max_iterations, attributes or None, op_budget, max_slice=max_slice,
+                       unoptimized=unoptimized)
 
 
 class TraceContext(Builder):

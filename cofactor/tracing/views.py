@@ -15,6 +15,7 @@ from ..errors import UnsupportedError, located
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
+from . import context
 from .array import Either, TracedArray
 
 
@@ -231,10 +232,13 @@ class BasicIndex(Lens):
         # XLA's CPU backend updates a computed buffer in place with what it reads from that same
         # buffer at other places when the two meet through a reshape (y = m[0] + m[1];
         # y[1:] = y[:-1] left y[0] everywhere, also under JAX; an argument or a loop's carried value
-        # is copied first, as it should be): there a block of several elements computed from the
-        # base is selected in instead (one element can only read itself before it is written).
+        # is copied first, and the optimized program never met it, but the unoptimized one does for
+        # an argument too: c[1:] = c[:-1]; c.reshape(1, 5)[::-1] += 4): there a block of several
+        # elements computed from the base is selected in instead (one element can only read itself
+        # before it is written).
         static = not any(isinstance(s, Value) for s in starts)
-        hazard = static and np.prod(sizes) > 1 and _operands(base) is not None and _reads(block, base)
+        computed = _operands(base) is not None or context.current().options.unoptimized
+        hazard = static and np.prod(sizes) > 1 and computed and _reads(block, base)
         if all(st == 1 for st in steps) and not hazard:
             return ops.dynamic_update_slice(base, block, _start_values(starts))
         if any(isinstance(s, Value) for s in starts):  # the strided block written into the block it spans
