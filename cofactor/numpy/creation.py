@@ -5,9 +5,10 @@ import platform
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.types import is_supported_dtype
+from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import per_layout, strided_like
@@ -126,6 +127,18 @@ _like("empty_like", lambda args, kwargs: (0, args))  # zeros: compiled code has 
 _like("full_like", lambda args, kwargs: (args[0], args[1:]) if args else (kwargs.pop("fill_value"), args))
 
 
+def check_stored(a, v):
+    """NumPy's errors for a number stored into an element of ``a`` (``a[i] = v``, ``a[:] = v``,
+    ``a.fill(v)``): NumPy converts it to a Python int for an integer array, so NaN, an infinity or
+    a value outside the dtype's range raises (at run time where ``v`` is traced)."""
+    if isinstance(v, TracedArray):
+        if v.scalar:
+            python_ints.check_stored(v, a.dtype)
+    elif isinstance(v, (np.generic, int, float)) and not isinstance(v, (bool, np.bool_)):
+        with numpy_rules():
+            np.empty(1, a.dtype)[0] = v
+
+
 @implements("ndarray.fill")
 def fill(a, val):
     v = value(val)
@@ -133,7 +146,6 @@ def fill(a, val):
         raise ValueError("setting an array element with a sequence.")
     if a.scalar:  # a NumPy scalar's fill fills a temporary copy: the scalar is a value
         return
-    from .indexing import check_stored
     check_stored(a, val)
     a.value = ops.broadcast_in_dim(convert_like_numpy(v, a.dtype), a.shape, ())
 

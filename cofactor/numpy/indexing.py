@@ -16,7 +16,7 @@ from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
-from .creation import convert_like_numpy, traced_sequence
+from .creation import check_stored, convert_like_numpy, traced_sequence
 from .extent import Bounded, has_traced_slice
 from .selection import assign_masked, assign_traced_slice, fitted, masked, take_bounded, traced_slice
 
@@ -274,18 +274,6 @@ def _assigned_as_numpy_does(target, v) -> bool:
     if flat is not None:
         owner.value = ops.reshape(flat, owner.shape)
     return flat is not None
-
-
-def check_stored(a, v):
-    """NumPy's errors for a number stored into an element of ``a`` (``a[i] = v``, ``a[:] = v``,
-    ``a.fill(v)``): NumPy converts it to a Python int for an integer array, so NaN, an infinity or
-    a value outside the dtype's range raises (at run time where ``v`` is traced)."""
-    if isinstance(v, TracedArray):
-        if v.scalar:
-            python_ints.check_stored(v, a.dtype)
-    elif isinstance(v, (np.generic, int, float)) and not isinstance(v, (bool, np.bool_)):
-        with numpy_rules():
-            np.empty(1, a.dtype)[0] = v
 
 
 @implements("ndarray.__setitem__")

@@ -278,8 +278,13 @@ class Journal:
         for owner, before in reversed(self.staled):
             owner.stale = before
         if failed is not None:
-            for owner, old in reversed(self.entries):
-                owner._value = old
+            self.undo()
+
+    def undo(self):
+        """Put back what the owners held before the writes recorded so far (and forget those writes)."""
+        for owner, old in reversed(self.entries):
+            owner._value = old
+        self.entries.clear()
 
 
     def written(self) -> list:

@@ -297,12 +297,10 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     bindings.assign(initial)
     with insertion_point(block), Journal() as journal:
         try:
-            with _traced_anyway(f"a branch of {where}"):
+            with _traced_anyway(f"a branch of {where}", defer=True):
                 fn()
         except _RaisesWhenTaken as raised:
-            for owner, old in reversed(journal.entries):
-                owner._value = old
-            journal.entries.clear()
+            journal.undo()
             bindings.heap.restore()
             bindings.assign(initial)
             checks.reached_raise(lambda: raised.error, raised.where)
@@ -327,10 +325,11 @@ class _RaisesWhenTaken(Exception):
 
 
 @contextlib.contextmanager
-def _traced_anyway(what: str):
+def _traced_anyway(what: str, defer=False):
     """The user's own exception, or NumPy's error for an operation, from code that is traced
     whether or not it runs: an error that says so (NumPy would not have raised it where the
-    branch or loop is not taken).  cofactor's refusals of a construct pass as they are."""
+    branch or loop is not taken), or, with ``defer`` (a branch), _RaisesWhenTaken where a run-time
+    check can raise it.  cofactor's refusals of a construct pass as they are."""
     trace = context.current()
     trace.conditional += 1
     try:
@@ -341,7 +340,7 @@ def _traced_anyway(what: str):
         if kind == "internal" or kind == "deliberate" and refusal:
             raise
         where = user_line_of(e)
-        if what.startswith("a branch") and where is not None and checks.available(trace) and not in_user_try("_trace"):
+        if defer and where is not None and checks.available(trace) and not in_user_try("_trace"):
             raise _RaisesWhenTaken(e, where) from e  # (a try around the if would catch it now, not at run time)
         raise located(TracingError(
             f"{type(e).__name__}: {e} -- raised while cofactor traced {what}, which it traces whether or not "
@@ -662,8 +661,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         try:
             return finish(entry, running, journal, again)
         except _Retry:
-            for a, old in reversed(journal.written()):  # what the body wrote is not the loop's yet
-                a._value = old
+            journal.undo()  # what the body wrote is not the loop's yet
             raise
 
     def finish(entry, running, journal, again):

@@ -198,12 +198,10 @@ def check_stored(x, dtype):
     v, valid = x.value, None
     if x.dtype.kind == "f":
         v, finite = _finite_checked(v)
-        high = 2.0 ** 64 if dtype == np.uint64 else 2.0 ** 63  # a C long, or an unsigned one
-        huge = _both(finite, _either(ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
-                                     ops.compare(v, ops.constant(np.asarray(high)), "GE")))
+        huge = _both(finite, _beyond(v, 2.0 ** 64 if dtype == np.uint64 else 2.0 ** 63))  # a C long, or unsigned
         valid = _both(finite, ops.unary("stablehlo.not", huge))
     elif x.dtype == np.uint64:
-        huge = _negative(ops.bitcast_convert(v, np.int64))
+        huge = _past_int64_bits(v)
         valid = ops.unary("stablehlo.not", huge)
     else:
         huge = None
@@ -254,10 +252,7 @@ def python_int(x):
                                 f"'{x.stands_for().__name__}'"))
     if x.dtype.kind == "f":
         v, finite = _finite_checked(v)
-        outside = _both(finite, _either(
-            ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
-            ops.compare(v, ops.constant(np.asarray(2.0 ** 63)), "GE")))
-        checks.error_if(outside, lambda: _past_int64(x))
+        checks.error_if(_both(finite, _beyond(v, 2.0 ** 63)), lambda: _past_int64(x))
     check_unsigned_fits(x)
     return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
 
@@ -266,14 +261,24 @@ def check_unsigned_fits(x):
     """cofactor's error, at run time, where a uint64 ``x`` past int64's range becomes a traced Python
     int (``int(x)``, ``x.item()``): Python's int would hold it, cofactor's would wrap around."""
     if x.dtype == np.uint64:
-        checks.error_if(_negative(ops.bitcast_convert(ops.reshape(x.value, ()), np.int64)), lambda: _past_int64(x))
+        checks.error_if(_past_int64_bits(ops.reshape(x.value, ())), lambda: _past_int64(x))
+
+
+def _past_int64_bits(v):
+    """An i1 Value: whether the uint64 Value ``v`` is past int64's range (its top bit is set)."""
+    return _negative(ops.bitcast_convert(v, np.int64))
+
+
+def _beyond(v, high: float):
+    """An i1 Value: whether the float64 Value ``v`` lies outside [-2**63, ``high``)."""
+    return _either(ops.compare(v, ops.constant(np.asarray(-2.0 ** 63)), "LT"),
+                   ops.compare(v, ops.constant(np.asarray(high)), "GE"))
 
 
 def _past_int64(x):
     return located(UnsupportedError(
         f"{x} as a Python int passes int64's range when the program runs (int(), .item()): cofactor carries "
-        "the Python ints that "
-        "traced code computes as int64, and Python's would be larger"))
+        "the Python ints that traced code computes as int64, and Python's would be larger"))
 
 
 def _finite_checked(v):

@@ -416,13 +416,9 @@ _ELEMENTWISE_LIMIT = 256  # elements a run-time emulation of NumPy's element-by-
 def _plain_lenses(array) -> list | None:
     """The lenses from ``array``'s owner to it, owner side first, or None if one is not a plain
     NumPy view (a bitcast, windows, ...)."""
-    lenses = []
-    while array.lens is not None:
-        lens = array.lens.inner if isinstance(array.lens, ReadOnly) else array.lens
-        if not isinstance(lens, (BasicIndex, Transpose, Reshape, Broadcast)):
-            return None
-        lenses.append(lens)
-        array = array.base
+    lenses = [lens.inner if isinstance(lens, ReadOnly) else lens for lens in _lens_chain(array)[0]]
+    if not all(isinstance(lens, (BasicIndex, Transpose, Reshape, Broadcast)) for lens in lenses):
+        return None
     return lenses[::-1]
 
 
