@@ -211,20 +211,106 @@ def test_windows_with_stops_that_wrap_in_a_rolled_loop(optimize, n, cut, flip):
 
 
 
-def _row_lookups(g, idx, r):
+# greedy_while_loop_batch_fission (Enzyme-JAX's loop raising) is enabled, with the starts it would
+# mistreat kept from it (ir/ops.py, _shielded_starts): element reads in rolled loops beside a fixed row,
+# a row passed in, a negative index wrapped, an index read from data, in 2-D and 3-D, with values and
+# gradients (whose private functions pass the row on through the loop) against NumPy.
+
+def _lookup_beside_a_fixed_row(g, idx, r):
     out = np.zeros(idx.shape[0])
-    for j in range(idx.shape[0]):           # rolled: the loop raising made these gathers
+    for j in range(idx.shape[0]):
         out[j] = g[1, idx[j]] + g[r, j - 1] + g[j % 4 - 1, 2] * 0.5
     return out
 
 
-@pytest.mark.parametrize("optimize", ["auto", True])
-def test_lookups_beside_a_fixed_index_in_a_rolled_loop(optimize):
-    """greedy_while_loop_batch_fission's gather kept only the index the loop moves and read the other
-    axes from 0: row 1 (or row r) became row 0, silently (it is excluded: pipelines.py)."""
-    g, idx = np.arange(40.0).reshape(4, 10), np.array([3, 0, 9, -1, 4, -10, 2, 2, 7, 1])
-    got = cf.jit(_row_lookups, optimize=optimize)(g, idx, np.int64(2))
-    np.testing.assert_array_equal(np.asarray(got), _row_lookups(g, idx, 2))
+def _wrapped_beside_a_row_passed_in(g, idx, r):
+    out = np.zeros(idx.shape[0])
+    for j in range(idx.shape[0]):
+        out[j] = g[r, j - 2] * g[-1, -j] + g[r + 1, j - 1]
+    return out
+
+
+def _two_indices_from_data(g, idx, r):
+    s = 0.0
+    for j in range(idx.shape[0]):
+        s += g[idx[j] % 4, idx[(j + 3) % 10]] * g[idx[j] % 4, 1] + g[3, j - 1]
+    return s
+
+
+def _block_beside_an_index_from_data(g, idx, r):
+    out = np.zeros((idx.shape[0], 3))
+    for j in range(idx.shape[0]):
+        out[j] = g[1:4, idx[j]] + g[2:4, j - 1].sum()
+    return out
+
+
+def _three_axes(g, idx, r):
+    h = g.reshape(2, 2, 10)
+    out = np.zeros(idx.shape[0])
+    for j in range(idx.shape[0]):
+        out[j] = h[1, idx[j] % 2, 3] + h[r % 2, 1, j - 1]
+    return out
+
+
+def _emissions_of_a_hidden_markov_model(g, idx, r):
+    emissions, states = np.exp(g[:, :4]), idx % 4
+    alpha = np.ones(4)
+    for t in range(idx.shape[0]):
+        alpha = alpha * emissions[:, states[t]] + emissions[r, states[t]] + g[1, t - 1] ** 2
+        alpha = alpha / alpha.sum()
+    return alpha
+
+
+def _periodic_and_branching(g, idx, r):
+    out = np.zeros(idx.shape[0])
+    for j in range(idx.shape[0]):
+        out[j] = (g[(j + r) % 4, (j * 3) % 10] + g[1 + (j > 4), j]
+                  + (g[2, j - 3] if idx[j] > 2 else g[1, idx[j]]))
+    return out
+
+
+def _nested_rows(g, idx, r):
+    out = np.zeros(4)
+    for i in range(4):
+        for j in range(idx.shape[0]):
+            out[i] += g[r, idx[j]] * g[i, j - 1] + g[i, idx[j]]
+    return out
+
+
+LOOKUPS = [_lookup_beside_a_fixed_row, _wrapped_beside_a_row_passed_in, _two_indices_from_data,
+           _block_beside_an_index_from_data, _three_axes, _emissions_of_a_hidden_markov_model,
+           _periodic_and_branching, _nested_rows]
+
+
+@pytest.mark.parametrize("fn", LOOKUPS, ids=lambda fn: fn.__name__.strip("_"))
+def test_lookups_beside_fixed_indices_in_rolled_loops(fn):
+    """The raising built a gather that read the fixed axes from 0: row 1 (or row r) became row 0."""
+    rng = np.random.default_rng(7)
+    compiled = cf.jit(fn, optimize=True)
+    for r in (2, 1):
+        g, idx = rng.standard_normal((4, 10)), rng.integers(-10, 10, 10)
+        np.testing.assert_allclose(np.asarray(compiled(g, idx, np.int64(r))), fn(g, idx, r), rtol=1e-12, atol=1e-12)
+
+
+def _summed(fn):
+    def loss(g, idx, r):
+        return np.sum(fn(g, idx, r))
+    return loss
+
+
+@pytest.mark.parametrize("fn", [_lookup_beside_a_fixed_row, _wrapped_beside_a_row_passed_in, _three_axes,
+                                _emissions_of_a_hidden_markov_model], ids=lambda fn: fn.__name__.strip("_"))
+def test_gradients_of_lookups_beside_fixed_indices(fn):
+    rng = np.random.default_rng(8)
+    g, idx, r = rng.standard_normal((4, 10)), rng.integers(-10, 10, 10), np.int64(2)
+    loss = _summed(fn)
+    got = np.asarray(cf.grad(loss)(g, idx, r))
+    want = np.zeros_like(g)
+    for k in np.ndindex(g.shape):
+        step = np.zeros_like(g)
+        step[k] = 1e-6
+        want[k] = (loss(g + step, idx, r) - loss(g - step, idx, r)) / 2e-6
+    np.testing.assert_allclose(got, want, atol=1e-6)
 
 
 # The worker's lifetime.

@@ -68,6 +68,7 @@ class Block:
         self.operations: list[Operation] = []
         self.parent = None
         self.label = label
+        self.loop_body = False  # a stablehlo.while's body: its operations run once per trip
 
     def append(self, op: Operation) -> Operation:
         op.block = self

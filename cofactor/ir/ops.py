@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Block, Operation, Region, Value, emit, insertion_point
+from .core import Block, Operation, Region, Value, current_block, emit, insertion_point
 from .types import TensorType
 
 
@@ -172,8 +172,77 @@ def dynamic_slice(x: Value, starts, sizes) -> Value:
 
 
 def _dynamic_slice_op(x: Value, starts, sizes) -> Value:
+    starts = _shielded_starts(starts)
     return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
                 {"slice_sizes": _i64_array(sizes)})[0]
+
+
+# How a start index inside a loop's body changes from trip to trip.
+_FIXED, _COUNTER, _PER_TRIP = "fixed", "counter", "per trip"
+_FOLLOWS_OPERAND = {"stablehlo.convert", "stablehlo.reshape", "stablehlo.negate"}
+
+
+def _shielded_starts(starts) -> list:
+    """The starts of a dynamic_slice in a loop's body, with those computed per trip (read from data,
+    or through a select: not the loop's counter plus or times a constant) behind an
+    optimization_barrier where another start is not 0.  Enzyme-JAX's loop raising
+    (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such a slice into a gather over all
+    trips that reads the axes whose starts do not change from trip to trip (it decides which: an
+    argument the loop passes on unchanged is one) from 0, so ``g[1, idx[j]]`` read row 0
+    (passes/pipelines.py); behind the barrier it leaves the slice in the loop, and raises the rest."""
+    body = current_block()
+    while body is not None and not body.loop_body:
+        body = body.parent
+    if body is None or len(starts) < 2:
+        return starts
+    known = {}
+    kinds = [_start_kind(s, body, known) for s in starts]
+    return [emit("stablehlo.optimization_barrier", [s], [s.type])[0]
+            if k == _PER_TRIP and any(_literal(t) != 0 for t in starts if t is not s) else s
+            for s, k in zip(starts, kinds)]
+
+
+def _literal(index):
+    literal = getattr(index.owner, "literal", None)
+    return None if literal is None else int(literal)
+
+
+_KIND_DEPTH = 32  # an index computed through more operations than this counts as per trip
+
+
+def _start_kind(index: Value, body: Block, known: dict, depth: int = 0) -> str:
+    """_FIXED (the same on every trip of the loop whose body is ``body``), _COUNTER (an argument of
+    the body, plus or times constants) or _PER_TRIP; ``known`` memoizes by value."""
+    if _literal(index) is not None or not _inside(index.block, body):
+        return _FIXED
+    op = index.owner
+    if not isinstance(op, Operation):
+        return _COUNTER if op is body else _PER_TRIP
+    if id(index) in known:
+        return known[id(index)]
+    if depth > _KIND_DEPTH:
+        return _PER_TRIP
+    kinds = [_start_kind(v, body, known, depth + 1) for v in op.operands]
+    scaled = op.name == "stablehlo.multiply" and any(_literal(v) is not None for v in op.operands)
+    if all(k == _FIXED for k in kinds):
+        kind = _FIXED
+    elif op.name in _FOLLOWS_OPERAND:
+        kind = kinds[0]
+    elif (op.name in ("stablehlo.add", "stablehlo.subtract") or scaled) and all(
+            k == _COUNTER or _literal(v) is not None for k, v in zip(kinds, op.operands)):
+        kind = _COUNTER
+    else:
+        kind = _PER_TRIP
+    known[id(index)] = kind
+    return kind
+
+
+def _inside(block, body) -> bool:
+    while block is not None:
+        if block is body:
+            return True
+        block = block.parent
+    return False
 
 
 _ELEMENT_WRITES_LOOKED_THROUGH = 64  # (a read after many unrolled writes looks at the last ones only)
@@ -377,6 +446,7 @@ def while_loop(init, cond, body, attributes=None) -> list:
     values it defines before it reads them, such as a variable first assigned in the loop: those
     are carried too, from zeros."""
     body_block = Block([v.type for v in init])
+    body_block.loop_body = True
     given = {id(arg): v for arg, v in zip(body_block.arguments, init)}
     with insertion_point(body_block):
         emit_return(list(body(*body_block.arguments)))

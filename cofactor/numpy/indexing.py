@@ -67,7 +67,7 @@ def basic_lens(shape, index) -> BasicIndex:
             out_shape.append(count)
         elif isinstance(item, TracedArray):
             _check_index(item, n, axis)
-            items.append(("index", item.value))
+            items.append(("index", _wrapped(item, n)))
         else:
             i = item.__index__()
             if not -n <= i < n:
@@ -75,6 +75,18 @@ def basic_lens(shape, index) -> BasicIndex:
             items.append(("index", i % n))
         axis += 1
     return BasicIndex(items, out_shape)
+
+
+def _wrapped(index: TracedArray, n: int):
+    """A traced integer index into an axis of length ``n`` as an int64 with negatives wrapped as
+    NumPy does, without the select where its bounds show it is not negative (a loop's counter: the
+    loop raising sees the counter itself)."""
+    i = ops.convert(index.value, np.int64)
+    if python_ints.within(index, 0, n - 1):
+        return i
+    zero = ops.constant(np.zeros((), np.int64))
+    return ops.select(ops.compare(i, zero, "LT"),
+                      ops.binary("stablehlo.add", i, ops.constant(np.array(n, np.int64))), i)
 
 
 def _check_index(index: TracedArray, n: int, axis: int):

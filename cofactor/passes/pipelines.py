@@ -7,6 +7,23 @@ relative imports, so the worker can load it without importing the package.
 # Enzyme-JAX transform patterns excluded from ``optimize=True``.  Each entry is
 # a measurement on this project's CPU benchmarks (shared/reference/optbench):
 # a pattern is listed only when it makes a program slower or breaks it.
+#
+# Not excluded, though wrong in general (enzyme-ad 0.0.16): greedy_while_loop_batch_fission, Enzyme-JAX's
+# loop raising, which turns the element reads of a loop into tensor operations over all its trips (what
+# makes correlation's and covariance's triangular loops 2.5x faster, and element loops one gather and a
+# reduce).  Where a slice's start is computed per trip other than from the counter (read from data, or
+# through a select: g[1, idx[j]], g[r, j - 1] with its negative index wrapped) it builds a gather that
+# reads the slice's other axes from 0, silently: row 1, or a row r passed in, became row 0 (a helper's
+# newcomer programs: an HMM's E[1, obs[t]], periodic stencils, table lookups; 18 of 50 wrong).  cofactor
+# puts such starts behind an optimization_barrier where another start is not 0 (ir/ops.py,
+# _shielded_starts), so the pattern leaves those slices in the loop; it also emits a counter's index
+# without the select that wraps negatives, where its bounds show none (numpy/indexing.py, _wrapped).
+# (It also once built an ill-typed reshape of a loop's indices that folding made garbage, fuzz seed
+# 9300801: tests/test_passes.py keeps that program.)  Measured with it against without it (benchmarks/
+# run.py, one run each): rt_correlation 37 -> 14 ms, rt_covariance 36 -> 15 ms, loop_rows 0.68 -> 0.32 ms,
+# but loop_diagonal 0.11 -> 0.37 ms (a gather of the diagonal, as slow as JAX's jnp.diag on CPU) and
+# loop_stencil 0.045 -> 0.096 ms, both still 13x and more faster than NumPy; on an accelerator, a loop of
+# scalar trips costs far more than one gather.
 EXCLUDED_PATTERNS = {
     # while_dus is why optimize="upstream" beats the default on stencil_1d / stencil_3d: it narrows a
     # loop-carried buffer to the updated interior and rebuilds the full array from the loop-invariant
@@ -29,22 +46,8 @@ EXCLUDED_PATTERNS = {
     "loop_unswitch": "seed 61640: a 38 kB loop nest grows to 5.2 MB (see above), compiled for minutes",
     "scatter_op_canon": "pass failure ('Pipeline failed') on conv2d_bias / resnet",
     # Fails a pass (mistyped IR at the inner lax.scan of conv2d_bias in optbench) together with
-    # greedy_while_loop_batch_fission (excluded below for wrong answers).
+    # greedy_while_loop_batch_fission.
     "broadcastindim_is_reshape": "pass failure together with greedy_while_loop_batch_fission (conv2d_bias)",
-    # Wrong in general (enzyme-ad 0.0.16): Enzyme-JAX's loop raising turns a loop of element reads and
-    # writes into gathers and scatters, and where an index is not affine in the counter (it goes through
-    # a select: a negative index wrapped, g[1, j - 1]; or it is read from data, g[1, idx[j]]) the gather
-    # it builds keeps only that index and reads the other axes from 0: the row 1, or a row r passed in,
-    # became row 0, silently (a helper's newcomer programs: an HMM's E[1, obs[t]], periodic stencils,
-    # table lookups; 18 of 50 such programs wrong, all right with it excluded alone).  It also built an
-    # ill-typed reshape of 11 counters to 11 x 5 x 1 gather indices (s += np.sum(np.flip(x[:i - 2]) *
-    # x[:i - 2])) that reshape and iota folding turned into a constant of garbage memory (fuzz seed
-    # 9300801).  What it did well, loops of independent element updates as tensor operations, is lost:
-    # measured (benchmarks/programs.py, full size, x optimize=False) loop_rows 0.40x with it, but
-    # loop_diagonal 2.8x and loop_stencil 1.2x (a gather with an n x 2 table of indices is slower on CPU
-    # than the loop of scalar slices); all three stay 14-80x faster than NumPy as rolled loops.
-    "greedy_while_loop_batch_fission": "wrong answers: g[1, idx[j]] in a rolled loop reads row 0 (the "
-                                       "gather it builds drops the other starts; see above)",
     # The next two, together, turn the in-place slice updates of a time-stepped stencil into one
     # slice/concatenate DAG, which XLA's fusion duplicates exponentially: 60 unrolled steps of a
     # 1-D three-point stencil on 2 x f64[32] took 103 s to compile (0.78 s without either, 26 s

@@ -147,7 +147,7 @@ class BasicIndex(Lens):
 
     ``items`` holds per base axis either ``("slice", start, count, step)`` (already
     normalised, step may be negative; a traced start, a Value, has step 1: a DynamicBlock) or
-    ``("index", i)`` with ``i`` an int or a traced 0-d integer Value; ``shape`` is the view's
+    ``("index", i)`` with ``i`` an int in [0, n) or a traced 0-d int64 Value (negatives wrapped); ``shape`` is the view's
     shape (with None axes inserted).
     """
 
@@ -187,15 +187,8 @@ class BasicIndex(Lens):
         """Per axis: (start, size, step) in ascending base order, and the axes read backwards."""
         starts, sizes, steps, backwards = [], [], [], []
         for axis, item in enumerate(self.items):
-            n = base.shape[axis]
             if item[0] == "index":
-                i = item[1]
-                if isinstance(i, Value):  # traced: wrap negatives like NumPy (in int64: n may not fit i's dtype)
-                    i = ops.convert(i, np.int64)
-                    zero = ops.constant(np.zeros((), np.int64))
-                    i = ops.select(ops.compare(i, zero, "LT"),
-                                   ops.binary("stablehlo.add", i, ops.constant(np.array(n, np.int64))), i)
-                starts.append(i)
+                starts.append(item[1])
                 sizes.append(1)
                 steps.append(1)
             else:
