@@ -172,7 +172,7 @@ def dynamic_slice(x: Value, starts, sizes) -> Value:
 
 
 def _dynamic_slice_op(x: Value, starts, sizes) -> Value:
-    starts = _shielded_starts(starts)
+    starts = _shielded_starts(starts, sizes)
     return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
                 {"slice_sizes": _i64_array(sizes)})[0]
 
@@ -182,24 +182,26 @@ _FIXED, _COUNTER, _PER_TRIP = "fixed", "counter", "per trip"
 _FOLLOWS_OPERAND = {"stablehlo.convert", "stablehlo.reshape", "stablehlo.negate"}
 
 
-def _shielded_starts(starts) -> list:
+def _shielded_starts(starts, sizes) -> list:
     """The starts of a dynamic_slice in a loop's body, with those computed per trip (read from data,
     or through a select: not the loop's counter plus or times a constant) behind an
-    optimization_barrier where another start is not 0.  Enzyme-JAX's loop raising
-    (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such a slice into a gather over all
-    trips that reads the axes whose starts do not change from trip to trip (it decides which: an
-    argument the loop passes on unchanged is one) from 0, so ``g[1, idx[j]]`` read row 0
-    (passes/pipelines.py); behind the barrier it leaves the slice in the loop, and raises the rest."""
+    optimization_barrier where the slice spans more than one lane along that axis or another start is
+    not 0.  Enzyme-JAX's loop raising (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such a
+    slice into a gather over all trips that takes one lane along the axis of such a start (x[:i - 2],
+    a window of 5 lanes, became 1 lane, reshaped to 5 ill-typed, and folding made garbage of it) and
+    reads the axes whose starts do not change from trip to trip (it decides which: an argument the loop
+    passes on unchanged is one) from 0, so ``g[1, idx[j]]`` read row 0 (passes/pipelines.py); behind
+    the barrier it leaves the slice in the loop, and raises the rest."""
     body = current_block()
     while body is not None and not body.loop_body:
         body = body.parent
-    if body is None or len(starts) < 2:
+    if body is None:
         return starts
     known = {}
-    kinds = [_start_kind(s, body, known) for s in starts]
     return [emit("stablehlo.optimization_barrier", [s], [s.type])[0]
-            if k == _PER_TRIP and any(_literal(t) != 0 for t in starts if t is not s) else s
-            for s, k in zip(starts, kinds)]
+            if _start_kind(s, body, known) == _PER_TRIP
+            and (int(size) > 1 or any(_literal(t) != 0 for t in starts if t is not s)) else s
+            for s, size in zip(starts, sizes)]
 
 
 def _literal(index):

@@ -14,12 +14,13 @@ relative imports, so the worker can load it without importing the package.
 # reduce).  Where a slice's start is computed per trip other than from the counter (read from data, or
 # through a select: g[1, idx[j]], g[r, j - 1] with its negative index wrapped) it builds a gather that
 # reads the slice's other axes from 0, silently: row 1, or a row r passed in, became row 0 (a helper's
-# newcomer programs: an HMM's E[1, obs[t]], periodic stencils, table lookups; 18 of 50 wrong).  cofactor
-# puts such starts behind an optimization_barrier where another start is not 0 (ir/ops.py,
-# _shielded_starts), so the pattern leaves those slices in the loop; it also emits a counter's index
-# without the select that wraps negatives, where its bounds show none (numpy/indexing.py, _wrapped).
-# (It also once built an ill-typed reshape of a loop's indices that folding made garbage, fuzz seed
-# 9300801: tests/test_passes.py keeps that program.)  Measured with it against without it (benchmarks/
+# newcomer programs: an HMM's E[1, obs[t]], periodic stencils, table lookups; 18 of 50 wrong); and it takes
+# one lane along such a start's axis where the slice spans more, reshaped ill-typed to the slice's shape,
+# which folding made garbage (s += np.sum(np.flip(x[:i - 2]) * x[:i - 2]), fuzz seed 9300801).  cofactor
+# puts such starts behind an optimization_barrier where the slice spans more than one lane along that
+# axis or another start is not 0 (ir/ops.py, _shielded_starts), so the pattern leaves those slices in
+# the loop; it also emits a counter's index without the select that wraps negatives, where its bounds
+# show none (numpy/indexing.py, _wrapped).  Measured with it against without it (benchmarks/
 # run.py, one run each): rt_correlation 37 -> 14 ms, rt_covariance 36 -> 15 ms, loop_rows 0.68 -> 0.32 ms,
 # but loop_diagonal 0.11 -> 0.37 ms (a gather of the diagonal, as slow as JAX's jnp.diag on CPU) and
 # loop_stencil 0.045 -> 0.096 ms, both still 13x and more faster than NumPy; on an accelerator, a loop of
