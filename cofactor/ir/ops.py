@@ -204,9 +204,10 @@ def _shielded_starts(starts, sizes) -> list:
             for s, size in zip(starts, sizes)]
 
 
-def _literal(index):
-    literal = getattr(index.owner, "literal", None)
-    return None if literal is None else int(literal)
+def _literal(value: Value):
+    """The int a 0-d constant holds; None for any other value."""
+    literal = getattr(value.owner, "literal", None)
+    return None if literal is None or np.ndim(literal) else int(literal)
 
 
 _KIND_DEPTH = 32  # an index computed through more operations than this counts as per trip
