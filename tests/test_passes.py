@@ -277,7 +277,32 @@ def _nested_rows(g, idx, r):
     return out
 
 
-LOOKUPS = [_lookup_beside_a_fixed_row, _wrapped_beside_a_row_passed_in, _two_indices_from_data,
+def _outer_counter_wrapped_in_an_inner_loop(g, idx, r):
+    out = np.zeros((10, 10))
+    for i in range(10):
+        for j in range(10):
+            out[i, j] = g[1, i - 1] * idx[j] + g[1:3, -i].sum()
+    return out
+
+
+def _through_a_view_of_rows(g, idx, r):
+    rows, out = g[1:], np.zeros(idx.shape[0])
+    for j in range(idx.shape[0]):
+        out[j] = rows[0, j - 1] + g[-1:][0, -j]
+    return out
+
+
+def _writes_beside_a_fixed_row(g, idx, r):
+    out = g.copy()
+    for j in range(idx.shape[0]):
+        out[1, j - 1] = g[2, j] * 2
+        out[1:3, -j] += 1.0
+        g[r, j - 1] = j
+    return out
+
+
+LOOKUPS = [_outer_counter_wrapped_in_an_inner_loop, _through_a_view_of_rows, _writes_beside_a_fixed_row,
+           _lookup_beside_a_fixed_row, _wrapped_beside_a_row_passed_in, _two_indices_from_data,
            _block_beside_an_index_from_data, _three_axes, _emissions_of_a_hidden_markov_model,
            _periodic_and_branching, _nested_rows]
 
@@ -289,7 +314,26 @@ def test_lookups_beside_fixed_indices_in_rolled_loops(fn):
     compiled = cf.jit(fn, optimize=True)
     for r in (2, 1):
         g, idx = rng.standard_normal((4, 10)), rng.integers(-10, 10, 10)
-        np.testing.assert_allclose(np.asarray(compiled(g, idx, np.int64(r))), fn(g, idx, r), rtol=1e-12, atol=1e-12)
+        got_g, want_g = g.copy(), g.copy()
+        np.testing.assert_allclose(np.asarray(compiled(got_g, idx, np.int64(r))), fn(want_g, idx, r),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(got_g, want_g)
+
+
+def _shifted_in_place(y, x):
+    for j in range(12):
+        y[j - 1] = x[j] + y[j]
+    return y
+
+
+def test_a_vector_written_at_a_wrapped_counter_compiles_promptly():
+    """The raising kept the pipeline busy past its time limit (an OptimizationWarning, then the
+    unoptimized program) on a write one lane at a time at a wrapped position."""
+    y, x = np.zeros(12), np.arange(12.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.OptimizationWarning)
+        got = cf.jit(_shifted_in_place, optimize=True)(y.copy(), x)
+    np.testing.assert_array_equal(np.asarray(got), _shifted_in_place(y.copy(), x))
 
 
 def _summed(fn):
@@ -299,7 +343,8 @@ def _summed(fn):
 
 
 @pytest.mark.parametrize("fn", [_lookup_beside_a_fixed_row, _wrapped_beside_a_row_passed_in, _three_axes,
-                                _emissions_of_a_hidden_markov_model], ids=lambda fn: fn.__name__.strip("_"))
+                                _emissions_of_a_hidden_markov_model, _through_a_view_of_rows,
+                                _outer_counter_wrapped_in_an_inner_loop], ids=lambda fn: fn.__name__.strip("_"))
 def test_gradients_of_lookups_beside_fixed_indices(fn):
     rng = np.random.default_rng(8)
     g, idx, r = rng.standard_normal((4, 10)), rng.integers(-10, 10, 10), np.int64(2)

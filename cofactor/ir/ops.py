@@ -172,7 +172,7 @@ def dynamic_slice(x: Value, starts, sizes) -> Value:
 
 
 def _dynamic_slice_op(x: Value, starts, sizes) -> Value:
-    starts = _shielded_starts(starts, sizes)
+    starts = _shielded_starts(x, starts, sizes)
     return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
                 {"slice_sizes": _i64_array(sizes)})[0]
 
@@ -182,26 +182,30 @@ _FIXED, _COUNTER, _PER_TRIP = "fixed", "counter", "per trip"
 _FOLLOWS_OPERAND = {"stablehlo.convert", "stablehlo.reshape", "stablehlo.negate"}
 
 
-def _shielded_starts(starts, sizes) -> list:
-    """The starts of a dynamic_slice in a loop's body, with those computed per trip (read from data,
-    or through a select: not the loop's counter plus or times a constant) behind an
-    optimization_barrier where the slice spans more than one lane along that axis or another start is
-    not 0.  Enzyme-JAX's loop raising (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such a
-    slice into a gather over all trips that takes one lane along the axis of such a start (x[:i - 2],
-    a window of 5 lanes, became 1 lane, reshaped to 5 ill-typed, and folding made garbage of it) and
-    reads the axes whose starts do not change from trip to trip (it decides which: an argument the loop
-    passes on unchanged is one) from 0, so ``g[1, idx[j]]`` read row 0 (passes/pipelines.py); behind
-    the barrier it leaves the slice in the loop, and raises the rest."""
-    body = current_block()
-    while body is not None and not body.loop_body:
-        body = body.parent
-    if body is None:
+def _shielded_starts(x: Value, starts, sizes, write=False) -> list:
+    """The starts of a dynamic_slice (or dynamic_update_slice) of ``x`` in a loop's body, with those computed per trip of that
+    loop or of one around it (read from data, or through a select: not a counter plus or times a
+    constant) behind an optimization_barrier, unless ``x`` is a vector read one lane at a time.
+    Enzyme-JAX's loop raising (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such a slice
+    into a gather over all trips that reads the axes whose starts do not change from trip to trip from
+    0 (``g[1, idx[j]]``, or ``g[-1:][0, j - 1]`` once the slice of the view is folded in, read row 0;
+    an argument the loop passes on unchanged counts as not changing, and an outer loop sees an inner
+    one's slices once the inner one is raised), and takes one lane along such a start's axis where the
+    slice spans more (x[:i - 2]: folded into garbage); see passes/pipelines.py.  Behind the barrier it
+    leaves the slice in the loop, and raises the rest.  Writes at such positions went wrong the same
+    way (out[2, j - 1] = x[j] wrote row 0), and one lane at a time into a vector (y[j - 1] = x[j] + y[j])
+    kept the pipeline busy past its time limit, so every write's are shielded."""
+    bodies, block = [], current_block()
+    while block is not None:
+        if block.loop_body:
+            bodies.append(block)
+        block = block.parent
+    if not bodies or not write and x.type.rank == 1 and all(int(size) == 1 for size in sizes):
         return starts
-    known = {}
+    known = {id(body): {} for body in bodies}
     return [emit("stablehlo.optimization_barrier", [s], [s.type])[0]
-            if _start_kind(s, body, known) == _PER_TRIP
-            and (int(size) > 1 or any(_literal(t) != 0 for t in starts if t is not s)) else s
-            for s, size in zip(starts, sizes)]
+            if any(_start_kind(s, body, known[id(body)]) == _PER_TRIP for body in bodies) else s
+            for s in starts]
 
 
 def _literal(value: Value):
@@ -215,12 +219,12 @@ _KIND_DEPTH = 32  # an index computed through more operations than this counts a
 
 def _start_kind(index: Value, body: Block, known: dict, depth: int = 0) -> str:
     """_FIXED (the same on every trip of the loop whose body is ``body``), _COUNTER (an argument of
-    the body, plus or times constants) or _PER_TRIP; ``known`` memoizes by value."""
+    the body or of a loop's inside it, plus or times constants) or _PER_TRIP; ``known`` memoizes."""
     if _literal(index) is not None or not _inside(index.block, body):
         return _FIXED
     op = index.owner
-    if not isinstance(op, Operation):
-        return _COUNTER if op is body else _PER_TRIP
+    if not isinstance(op, Operation):  # an argument of this loop's body, or of a loop inside it
+        return _COUNTER if op.loop_body else _PER_TRIP
     if id(index) in known:
         return known[id(index)]
     if depth > _KIND_DEPTH:
@@ -309,6 +313,7 @@ def _index_value(index) -> Value:
 
 
 def dynamic_update_slice(x: Value, update: Value, starts) -> Value:
+    starts = _shielded_starts(x, starts, update.shape, write=True)
     return emit("stablehlo.dynamic_update_slice", [x, update, *starts], [x.type])[0]
 
 
