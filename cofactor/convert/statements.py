@@ -318,7 +318,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
     why = False
     if isinstance(iterable, range) and _too_long(len(iterable)):
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:
-            why = _in_parts(iterable, body_fn, loop)
+            why = _in_parts(iterable, body_fn, loop, line)
         else:
             why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop)
     if why is not None:
@@ -334,7 +334,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
 PARTS, SEGMENTED_TRIPS = 4, 256
 
 
-def _in_parts(whole: range, body_fn, loop) -> str | None:
+def _in_parts(whole: range, body_fn, loop, line) -> str | None:
     """``whole`` as PARTS rolled loops; why not, if the first cannot be rolled (the caller unrolls it all)."""
     size = -(-len(whole) // PARTS)
     parts = [whole[k:k + size] for k in range(0, len(whole), size)]
@@ -343,7 +343,7 @@ def _in_parts(whole: range, body_fn, loop) -> str | None:
         if why is not None and n == 0:
             return why
         if why is not None:
-            _python_loop(part, body_fn, None, loop[3], why)
+            _python_loop(part, body_fn, None, line, why)
     return None
 
 

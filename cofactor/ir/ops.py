@@ -183,18 +183,18 @@ _FOLLOWS_OPERAND = {"stablehlo.convert", "stablehlo.reshape", "stablehlo.negate"
 
 
 def _shielded_starts(x: Value, starts, sizes, write=False) -> list:
-    """The starts of a dynamic_slice (or dynamic_update_slice) of ``x`` in a loop's body, with those computed per trip of that
-    loop or of one around it (read from data, or through a select: not a counter plus or times a
-    constant) behind an optimization_barrier, unless ``x`` is a vector read one lane at a time.
-    Enzyme-JAX's loop raising (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such a slice
-    into a gather over all trips that reads the axes whose starts do not change from trip to trip from
-    0 (``g[1, idx[j]]``, or ``g[-1:][0, j - 1]`` once the slice of the view is folded in, read row 0;
-    an argument the loop passes on unchanged counts as not changing, and an outer loop sees an inner
-    one's slices once the inner one is raised), and takes one lane along such a start's axis where the
-    slice spans more (x[:i - 2]: folded into garbage); see passes/pipelines.py.  Behind the barrier it
-    leaves the slice in the loop, and raises the rest.  Writes at such positions went wrong the same
-    way (out[2, j - 1] = x[j] wrote row 0), and one lane at a time into a vector (y[j - 1] = x[j] + y[j])
-    kept the pipeline busy past its time limit, so every write's are shielded."""
+    """The starts of a dynamic_slice (``write``: a dynamic_update_slice) of ``x`` inside a loop's body,
+    with those computed per trip of that loop or of one around it (read from data, or through a select:
+    not a counter plus or times constants) behind an optimization_barrier, except in a one-lane read of
+    a vector.  Enzyme-JAX's loop raising (greedy_while_loop_batch_fission, enzyme-ad 0.0.16) turns such
+    a slice into a gather over all trips that reads the axes whose starts do not change from 0
+    (``g[1, idx[j]]``, and ``g[-1:][0, j - 1]`` once folding moves the view's slice into the read, read
+    row 0; an argument the loop passes on unchanged counts as not changing, and an outer loop sees an
+    inner one's slices once that one is raised), and takes one lane along a changing start's axis where
+    the slice spans more (``x[:i - 2]``: garbage).  Writes went wrong the same way (``out[2, j - 1] =
+    x[j]`` wrote row 0), and a vector written one lane at a time (``y[j - 1] = x[j] + y[j]``) kept the
+    pipeline busy past its time limit.  Behind the barrier the pattern leaves the slice in the loop and
+    raises the rest (passes/pipelines.py)."""
     bodies, block = [], current_block()
     while block is not None:
         if block.loop_body:

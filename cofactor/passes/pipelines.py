@@ -16,15 +16,18 @@ relative imports, so the worker can load it without importing the package.
 # reads the slice's other axes from 0, silently: row 1, or a row r passed in, became row 0 (a helper's
 # newcomer programs: an HMM's E[1, obs[t]], periodic stencils, table lookups; 18 of 50 wrong); and it takes
 # one lane along such a start's axis where the slice spans more, reshaped ill-typed to the slice's shape,
-# which folding made garbage (s += np.sum(np.flip(x[:i - 2]) * x[:i - 2]), fuzz seed 9300801).  cofactor
-# puts such starts behind an optimization_barrier where the slice spans more than one lane along that
-# axis or another start is not 0 (ir/ops.py, _shielded_starts), so the pattern leaves those slices in
-# the loop; it also emits a counter's index without the select that wraps negatives, where its bounds
-# show none (numpy/indexing.py, _wrapped).  Measured with it against without it (benchmarks/
-# run.py, one run each): rt_correlation 37 -> 14 ms, rt_covariance 36 -> 15 ms, loop_rows 0.68 -> 0.32 ms,
-# but loop_diagonal 0.11 -> 0.37 ms (a gather of the diagonal, as slow as JAX's jnp.diag on CPU) and
-# loop_stencil 0.045 -> 0.096 ms, both still 13x and more faster than NumPy; on an accelerator, a loop of
-# scalar trips costs far more than one gather.
+# which folding made garbage (s += np.sum(np.flip(x[:i - 2]) * x[:i - 2]), fuzz seed 9300801).  Writes at
+# such positions went wrong too (out[2, j - 1] = x[j] wrote row 0), and so did reads in a loop nest once
+# the inner loop was raised, and reads through a view whose slice folding moved into the read.  cofactor
+# puts every such start (computed per trip of any loop around the slice) behind an optimization_barrier,
+# except in a one-lane read of a vector, which becomes a right gather (ir/ops.py, _shielded_starts), so
+# the pattern leaves those slices in the loop (268 adversarial element loops of a helper, 43 of them
+# wrong with a narrower barrier, all right); it also emits a counter's index without the select that
+# wraps negatives, where its bounds show none (numpy/indexing.py, _wrapped).  Measured with it against
+# without it (benchmarks/run.py, one run each, with the narrower barrier): rt_correlation 37 -> 14 ms,
+# rt_covariance 36 -> 15 ms, loop_rows 0.68 -> 0.32 ms, but loop_diagonal 0.11 -> 0.37 ms (a gather of
+# the diagonal, as slow as JAX's jnp.diag on CPU) and loop_stencil 0.045 -> 0.096 ms, both still 13x and
+# more faster than NumPy; on an accelerator, a loop of scalar trips costs far more than one gather.
 EXCLUDED_PATTERNS = {
     # while_dus is why optimize="upstream" beats the default on stencil_1d / stencil_3d: it narrows a
     # loop-carried buffer to the updated interior and rebuilds the full array from the loop-invariant

@@ -147,8 +147,8 @@ class BasicIndex(Lens):
 
     ``items`` holds per base axis either ``("slice", start, count, step)`` (already
     normalised, step may be negative; a traced start, a Value, has step 1: a DynamicBlock) or
-    ``("index", i)`` with ``i`` an int in [0, n) or a traced 0-d int64 Value (negatives wrapped); ``shape`` is the view's
-    shape (with None axes inserted).
+    ``("index", i)`` with ``i`` an int in [0, n) or a traced 0-d int64 Value (negatives already
+    wrapped: numpy/indexing.py); ``shape`` is the view's shape (with None axes inserted).
     """
 
     def __init__(self, items, shape):
