@@ -209,9 +209,11 @@ def _shielded_starts(x: Value, starts, sizes, write=False) -> list:
 
 
 def _literal(value: Value):
-    """The int a 0-d constant holds; None for any other value."""
+    """The int a 0-d integer constant holds; None for any other value."""
     literal = getattr(value.owner, "literal", None)
-    return None if literal is None or np.ndim(literal) else int(literal)
+    if literal is None or np.ndim(literal) or np.asarray(literal).dtype.kind not in "iub":
+        return None
+    return int(literal)
 
 
 _KIND_DEPTH = 32  # an index computed through more operations than this counts as per trip

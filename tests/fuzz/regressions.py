@@ -1058,3 +1058,16 @@ def reversed_slice_past_the_start(a, b, x):  # NumPy emulation read -1 as the la
         a[-i7:i7:-1] //= -4.0
     b ^= 1
     return x
+
+
+def _mask_products(x):
+    x[:-1] = x.min()
+    return np.sum(np.flip(x[x > 0.5]) * x[x > 0.5])
+
+
+@fuzzed(9970477, ("float64", "int64"))  # the loop raising's shield read the float constant -inf (a masked max's
+def masked_products_in_a_while(a, t):   # identity) as an index: an InternalError (int() of infinity)
+    k0 = 0.0
+    while k0 < 1.25 and a[0] < a[0]:
+        _mask_products(a)
+    return t
