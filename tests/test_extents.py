@@ -43,40 +43,6 @@ def test_a_triangular_loop_is_one_loop():
     assert len(text) < 20_000  # not 40 copies of its body
 
 
-def _sliced_by_the_counter(x, k):
-    out = np.zeros_like(x)
-    total = 0.0
-    for i in range(x.shape[0]):
-        out[i] = x[:i].sum() - x[i + 1:].max(initial=-1.0) + x[k:i].sum() + x[max(i - 3, 0):i + 2].mean()
-        total += np.dot(x[:i], x[::-1][:i])
-    for i in range(x.shape[0] - 1, -1, -1):
-        out[i:] += x[:x.shape[0] - i] * 1e-3
-    return out, total
-
-
-def test_a_long_loop_that_slices_by_its_counter_runs_in_parts():
-    """Each part's slices span the lanes its counters reach, not the whole axis (statements.for_)."""
-    from cofactor.convert.statements import PARTS, SEGMENTED_TRIPS
-    n = SEGMENTED_TRIPS + 3
-    x = rng.standard_normal(n)
-    for k in (np.int64(5), np.int64(-7)):
-        assert_same(cf.jit(_sliced_by_the_counter)(x, k), _sliced_by_the_counter(x, k), rtol=1e-9)
-    text = cf.compile(_sliced_by_the_counter, x, np.int64(5), optimize=False).mlir
-    assert text.count("stablehlo.while") == 2 * PARTS
-    assert f"tensor<{-(-n // PARTS)}xf64>" in text  # the first part's x[:i]
-
-
-def test_gradient_through_a_loop_in_parts():
-    from cofactor.convert.statements import SEGMENTED_TRIPS
-    n, eps = SEGMENTED_TRIPS + 5, 1e-6
-    L, b = np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)
-    loss = lambda L, b: np.sum(forward_substitution(L, b) ** 2)  # noqa: E731
-    dL, db = (np.asarray(g) for g in cf.grad(loss, argnums=(0, 1))(L, b))
-    dirL, dirb = np.tril(rng.standard_normal((n, n))), rng.standard_normal(n)
-    want = (loss(L + eps * dirL, b + eps * dirb) - loss(L - eps * dirL, b - eps * dirb)) / (2 * eps)
-    assert np.sum(dL * dirL) + np.sum(db * dirb) == pytest.approx(want, rel=1e-5)
-
-
 def test_gradient_through_a_triangular_loop():
     def loss(L, b):
         return np.sum(forward_substitution(L, b) ** 2) + np.sum(durbin(b * 0.1))

@@ -571,7 +571,6 @@ class ControlFlow(ast.NodeTransformer):
             self.generic_visit(node)
             return before + [self._unconverted(node, "for loop", node.body, escape, names, brk)] + after
         p = self._prefix("for")
-        sliced = _sliced_by(node.target, node.body)
         item = f"{p}_item"
         node.body = [ast.copy_location(ast.Assign([node.target], _name(item)), node)] + node.body
         if brk:  # iterations after a break do nothing, nor assign the loop variable
@@ -582,20 +581,8 @@ class ControlFlow(ast.NodeTransformer):
         iterable = _traced_range(node.iter) if _is_range(node.iter) else node.iter  # may have traced bounds
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
-                                   _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),
-                                   ast.Constant(sliced)], node)
+                                   _constants(names), ast.Constant(node.lineno), stop, _constants(rebound)], node)
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
-
-
-def _sliced_by(target, body) -> bool:
-    """Whether ``body`` slices with a bound that names the loop variable ``target`` (``x[:i]``,
-    ``A[i, i + 1:]``): statements.for_ then runs a long loop in parts, each slicing fewer lanes."""
-    if not isinstance(target, ast.Name):
-        return False
-    return any(isinstance(node, ast.Slice) and any(isinstance(n, ast.Name) and n.id == target.id
-                                                    for bound in (node.lower, node.upper) if bound is not None
-                                                    for n in ast.walk(bound))
-               for statement in body for node in ast.walk(statement))
 
 
 def convert_expressions(node):

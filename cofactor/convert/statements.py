@@ -302,9 +302,8 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
-def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False):
-    """``broke()`` reads the loop's break flag (None: the loop has no break); ``sliced_by_counter``: the
-    body slices with a bound that names the loop variable (``x[:i]``)."""
+def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=()):
+    """``broke()`` reads the loop's break flag (None: the loop has no break)."""
     loop = (get, set_, names, line, Scope(sys._getframe(1), get), broke, rebinds)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
@@ -317,34 +316,9 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         return
     why = False
     if isinstance(iterable, range) and _too_long(len(iterable)):
-        if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:
-            why = _in_parts(iterable, body_fn, loop, line)
-        else:
-            why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop)
+        why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop)
     if why is not None:
         _python_loop(iterable, body_fn, broke, line, why or None)
-
-
-# A loop of at least SEGMENTED_TRIPS trips whose body slices by its counter (x[:i], A[i, i + 1:]) runs as
-# PARTS rolled loops over consecutive parts of its range: a slice with traced bounds then spans only the
-# lanes the counters of its part reach (numpy/extent_ops.py, _reach), not the whole axis, so a triangular
-# solve reads about 5/8 of its matrix, not all of it.  Each part is compiled: shorter loops, whose slices
-# are small, stay one loop (at 100 trips, four parts took durbin's and gram_schmidt's first calls from
-# 0.5-0.7 s to 1.5-1.7 s).
-PARTS, SEGMENTED_TRIPS = 4, 256
-
-
-def _in_parts(whole: range, body_fn, loop, line) -> str | None:
-    """``whole`` as PARTS rolled loops; why not, if the first cannot be rolled (the caller unrolls it all)."""
-    size = -(-len(whole) // PARTS)
-    parts = [whole[k:k + size] for k in range(0, len(whole), size)]
-    for n, part in enumerate(parts):
-        why = _rolled(part.start, part.stop, part.step, body_fn, *loop)
-        if why is not None and n == 0:
-            return why
-        if why is not None:
-            _python_loop(part, body_fn, None, line, why)
-    return None
 
 
 def _too_long(trips: int) -> bool:

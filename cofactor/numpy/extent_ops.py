@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import UnsupportedError, located
 from ..ir import ops
 from ..ir.core import Value
-from ..tracing import context, python_ints
+from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.views import DynamicBlock
@@ -479,15 +479,10 @@ def _expand(index, ndim):
 
 
 def _traced_slice(item: slice, n: int):
-    """(the data index, the window) of a slice with traced bounds on an axis of ``n``: the whole axis, the
-    lanes its bounds can reach where they are known (``x[:i]`` with ``i`` a loop's counter, below the
-    counter's greatest value), or with cf.jit's ``max_slice`` (shorter than the axis) that many lanes from
-    where a forward slice starts."""
+    """(the data index, the window) of a slice with traced bounds on an axis of ``n``: the whole axis, or
+    with cf.jit's ``max_slice`` (shorter than the axis) that many lanes from where a forward slice starts."""
     w, backwards = slice_window(item, n)
     limit = context.current().options.max_slice
-    lo, hi = (0, n) if backwards else _reach(item, n)
-    if (lo, hi) != (0, n) and (limit is None or limit >= hi - lo):
-        return slice(lo, hi), Window(clamp(_const(0), sub(w.start, _const(lo)), _const(hi - lo)), w.length)
     if limit is None or limit >= n or backwards:
         return slice(None, None, -1) if backwards else slice(None), w
     shown = TracedArray(w.length, scalar=True)
@@ -495,21 +490,6 @@ def _traced_slice(item: slice, n: int):
         f"a slice of {shown} elements, more than cf.jit's max_slice={limit}: give a larger max_slice"))
     first = clamp(_const(0), w.start, _const(n - limit))  # the block's start, as dynamic_slice moves it
     return DynamicBlock(first, limit), Window(sub(w.start, first), w.length)
-
-
-def _reach(item: slice, n: int) -> tuple[int, int]:
-    """The lanes [lo, hi) of an axis of ``n`` that a forward slice can cover, from the values its bounds
-    are known to lie between (python_ints.bounds_of: a loop's counter, a Python int); (0, n) where a
-    bound is unknown or may be negative (it may count from the end)."""
-    def known(bound, default):
-        if bound is None:
-            return (default, default)
-        within = python_ints.bounds_of(bound)
-        return within if within is not None and within[0] >= 0 else None
-    start, stop = known(item.start, 0), known(item.stop, n)
-    lo = min(start[0], n) if start else 0
-    hi = min(stop[1], n) if stop else n
-    return (lo, hi) if hi > lo else (0, n)
 
 
 def resolved(data: TracedArray, data_windows, index):
