@@ -88,11 +88,13 @@ def _inputs(fn, rng):
     return [rng.standard_normal(n)]
 
 
-RAISED = [diagonal_sum, two_accumulators, scalar_stencil, normalize_rows, scale_columns, pairwise_distances]
+RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances]
 # gather_by_index's reads are independent, but the loop also checks each index read from data against the
-# axis (NumPy's IndexError after the call), and that check is carried from trip to trip.
+# axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  normalize_rows
+# reads the row it writes: it was raised only with the pattern that reads such an element from the loop's
+# operand, which is excluded for the copies it makes XLA take (passes/pipelines.py).
 LOOPS = [running_max, prefix_recurrence, carried_in_place, reads_ahead_in_place, scatter_add, branch_per_element,
-         gather_by_index]
+         gather_by_index, normalize_rows]
 
 
 @pytest.mark.parametrize("fn", RAISED + LOOPS, ids=lambda fn: fn.__name__)
