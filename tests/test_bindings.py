@@ -5,6 +5,7 @@ argument as NumPy leaves them (run on both paths of its branches where it has th
 The first three are the examples of the issue that made this model; the rest are their families.
 """
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -645,9 +646,7 @@ def alias_and_a_rebind_under_an_if_in_a_loop(a, b, c):
 
 
 @pytest.mark.parametrize("fn", [alias_to_an_earlier_array_in_a_loop, alias_to_an_earlier_view_in_a_loop,
-                                pytest.param(alias_and_a_rebind_under_an_if_in_a_loop, marks=pytest.mark.xfail(
-                                    strict=True, reason="open: two Choices that share arrays split the one array "
-                                    "both names hold (fuzz seed 9806494), issue 11")),
+                                alias_and_a_rebind_under_an_if_in_a_loop,
                                 alias_in_a_nested_loop_through_a_closure, swap_with_an_earlier_array_in_a_loop],
                          ids=lambda fn: fn.__name__)
 def test_a_name_bound_in_a_loop_to_an_array_another_name_updates_sees_its_updates(fn):
@@ -655,6 +654,125 @@ def test_a_name_bound_in_a_loop_to_an_array_another_name_updates_sees_its_update
     for _ in range(2):
         args = [rng.normal(size=3) for _ in range(fn.__code__.co_argcount)]
         _check(fn.__name__, fn, args)
+
+
+# Entangled Eithers: a branch inside a loop rebinds a variable whose array another variable holds
+# too (carry.Worlds).  Each runs with the branch taken (b > 0) and not.
+
+def alias_of_a_rebound_accumulator(a, b, c):
+    acc = np.zeros_like(a)
+    for i in range(10):
+        acc += c
+        a[1] += 1
+        a = acc
+        if b.max() > 0:
+            acc = acc * 0.5 + 1
+    return acc, a
+
+
+def new_array_adopted_under_an_if(a, b, c):
+    x = a.copy()
+    x_new = a * 3
+    for i in range(10):
+        x_new[0] += 1
+        x_new = x * 0.5 + c
+        if b.max() > 0:
+            x = x_new
+    return x, x_new
+
+
+def new_array_adopted_under_an_if_else(a, b, c):
+    x = a.copy()
+    x_new = a * 3
+    for i in range(10):
+        x_new[0] += 1
+        x_new = x * 0.5 + c
+        if b.max() > 0:
+            x = x_new
+        else:
+            x = x * 1.0
+    return x, x_new
+
+
+def view_of_an_accumulator_rebound_under_an_if(a, b, c):
+    acc = np.zeros_like(a)
+    v = acc[1:]
+    for i in range(10):
+        v += c[1:]
+        v = acc[1:]
+        if b.max() > 0:
+            acc = acc * 0.5 + 1
+        acc[0] += 1
+    return acc, v
+
+
+def alias_and_a_rebind_under_an_elif(a, b, c):
+    acc = a.copy()
+    for i in range(10):
+        a[1:] += acc[:-1]
+        a = acc
+        if b.max() > 0:
+            acc = acc[::-1].copy()
+        elif b.min() < -3:
+            acc = acc + 1
+    return a, acc
+
+
+def three_names_under_nested_ifs(a, b, c):
+    x = a.copy()
+    y = x
+    z = x
+    for i in range(10):
+        y[0] += 1
+        z[2] -= 1
+        y = x
+        if b.max() > 0:
+            x = x + c
+            if b.min() > 1:
+                z = x
+        else:
+            z = y
+    return x, y, z
+
+
+def alias_rebound_under_two_ifs(a, b, c):
+    acc = np.zeros_like(a)
+    for i in range(10):
+        acc += c
+        a[...] = a.max()
+        a = acc
+        if b.max() > 0:
+            acc = acc[::-1].copy()
+        if b.min() > 0:
+            a = a * 2
+    return a, acc
+
+
+def alias_and_a_rebind_in_a_nested_loop(a, b, c):
+    acc = np.zeros_like(a)
+    for i in range(6):
+        for j in range(4):
+            acc += c
+            a[...] = a.max()
+            a = acc
+            if b.max() > 0:
+                acc = acc[::-1].copy()
+    return a, acc
+
+
+@pytest.mark.parametrize("fn", [alias_and_a_rebind_under_an_if_in_a_loop, alias_of_a_rebound_accumulator,
+                                new_array_adopted_under_an_if, new_array_adopted_under_an_if_else,
+                                view_of_an_accumulator_rebound_under_an_if, alias_and_a_rebind_under_an_elif,
+                                three_names_under_nested_ifs, alias_rebound_under_two_ifs,
+                                alias_and_a_rebind_in_a_nested_loop], ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("taken", [True, False])
+def test_an_array_two_names_hold_stays_one_when_a_branch_in_a_loop_rebinds_one(fn, taken):
+    rng = np.random.default_rng(11)
+    a, b, c = (rng.normal(size=3) for _ in range(3))
+    b = (np.abs(b) + 1) * (1 if taken else -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)  # rolled, not unrolled after a failed carry
+        _check(fn.__name__, fn, [a, b, c])
 
 
 @pytest.mark.parametrize("t", [-1.0, 1.0])

@@ -26,17 +26,21 @@ layout only has to say, for every state a region can leave, which object each va
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError, located, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.types import TensorType
+from ..pytree import flatten, unflatten
 from .array import Either, TracedArray, nesting
 from .path_numbers import PYTHON_DTYPES, PathNumber, wider_python
 
 _SELECTOR = TensorType((), np.dtype(np.int32))
 _MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
+_MAX_WORLDS = 64  # states fitted for one region's entangled Eithers (Worlds)
 _MAX_NESTING = 4  # Eithers nested this deep under a view: 2**4 writes for each write through it
 _PYTHON_NUMBERS = (bool, int, float, complex)
 _NO_FIT = object()
@@ -514,15 +518,116 @@ def choose_mirrors(roots):
                               if isinstance(a, Owner) and count[id(a)] == 1), None)
 
 
+class Worlds:
+    """The states a region leaves where its Eithers are *entangled*: an Either made in the region
+    (by a branch inside it) holds an array that another variable also holds, as ``a = acc`` and
+    then ``acc = acc * 2`` under a traced if.  Fitted leaf by leaf, each variable's Either would be
+    resolved on its own, and the array both hold could land in two nodes: two arrays after the
+    region where NumPy has one.  So such a state is fitted once per *world*, a choice for each
+    entangled Either, with every Either replaced by its choice (and views of it re-made over the
+    choice): each world is a state of plain arrays, whose sharing the fit keeps exactly.  The
+    worlds' payloads are then merged (``merged``): the selectors pick the world."""
+
+    def __init__(self, eithers: list):
+        self.eithers = eithers
+        self.picks = list(itertools.product(*[range(len(e.choices)) for e in eithers]))
+
+    @staticmethod
+    def of(state, start: int) -> "Worlds | None":
+        """The worlds of ``state`` (a region's bindings), or None where no Either made in the region
+        (serial >= ``start``) shares an array with another variable."""
+        leaves = flatten(list(state))[0]
+        shared, eithers = shared_owners(leaves), {}
+
+        def visit(x):
+            while isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
+                x = x.base
+            if isinstance(x, Either) and x.serial >= start and id(x) not in eithers \
+                    and any(id(o) in shared for o in x.owners()):
+                eithers[id(x)] = x
+                for c in x.choices:
+                    visit(c)
+        for leaf in leaves:
+            visit(leaf)
+        if not eithers:
+            return None
+        worlds = Worlds(list(eithers.values()))
+        if len(worlds.picks) > _MAX_WORLDS:
+            raise LayoutError(f"one of several arrays that other variables hold too, in more than {_MAX_WORLDS} "
+                              "combinations depending on the path taken")
+        return worlds
+
+    def states(self, state) -> list:
+        """``state`` in each world."""
+        out = []
+        for pick in self.picks:
+            choice = {id(e): k for e, k in zip(self.eithers, pick)}
+            memo = {}
+
+            def chosen(x):
+                if id(x) not in memo:
+                    if isinstance(x, Either) and id(x) in choice:
+                        memo[id(x)] = chosen(x.choices[choice[id(x)]])
+                    elif isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
+                        base = chosen(x.base)
+                        memo[id(x)] = x if base is x.base else TracedArray(None, base, x.lens)
+                    else:
+                        memo[id(x)] = x
+                return memo[id(x)]
+            out.append([unflatten(tree, [chosen(x) for x in leaves])
+                        for leaves, tree in map(flatten, state)])
+        return out
+
+    def merged(self, fits: list, emit: bool) -> Fitting:
+        """One Fitting from the worlds' ``fits``.  A node that every world giving it values gave the
+        same values (an array's, wherever it is) keeps them in every world; another (a Choice whose
+        array sits in another alternative in each world, a node different arrays fill) carries the
+        values of the world the selectors pick."""
+        f = Fitting(fits[0].start, fits[0].adoptable, emit)
+        for g in fits:
+            f.adopted.update(g.adopted)
+            f.widen.update(g.widen)
+        conditions = [self._condition(pick) for pick in self.picks[:-1]] if emit else None
+        for key in dict.fromkeys(k for g in fits for k in g.payload):
+            given = [(g.payload[key], g.givers[key]) for g in fits if key in g.payload]
+            if all(len(vs) == len(given[0][0]) and all(v is w for v, w in zip(vs, given[0][0])) and
+                   giver is given[0][1] for vs, giver in given):
+                f.payload[key], f.givers[key] = given[0]
+                continue
+            f.givers[key] = self
+            per_world = [g.payload.get(key) or [_zeros(v.type) if emit else None for v in given[0][0]]
+                         for g in fits]
+            f.payload[key] = [_selected(conditions, list(vs)) if emit else None for vs in zip(*per_world)]
+        return f
+
+    def _condition(self, pick) -> Value:
+        """The predicate (i1) that the selectors pick this world."""
+        result = None
+        for either, k in zip(self.eithers, pick):
+            chosen = _is_choice(either, k)
+            result = chosen if result is None else ops.binary("stablehlo.and", result, chosen)
+        return result
+
+
+def _selected(conditions: list, values: list) -> Value:
+    """The value of ``values`` whose condition holds (``conditions``: one for each value but the last,
+    which is taken where none holds)."""
+    result = values[-1]
+    for condition, value in zip(conditions[::-1], values[-2::-1]):
+        result = ops.select(ops.broadcast_in_dim(condition, result.shape, ()), value, result)
+    return result
+
+
 def _pick(either: Either, values: list, f):
     """The value of ``values`` (one per choice of ``either``) that its selector picks."""
     if not f.emit:
         return None
-    result = values[-1]
-    for k in range(len(values) - 2, -1, -1):
-        chosen = ops.compare(either.selector, ops.constant(np.array(k, np.int32)), "EQ")
-        result = ops.select(ops.broadcast_in_dim(chosen, result.shape, ()), values[k], result)
-    return result
+    return _selected([_is_choice(either, k) for k in range(len(values) - 1)], values)
+
+
+def _is_choice(either: Either, k: int) -> Value:
+    """The predicate (i1) that ``either``'s selector picks its choice ``k``."""
+    return ops.compare(either.selector, ops.constant(np.array(k, np.int32)), "EQ")
 
 
 def _array_type(node) -> TensorType:

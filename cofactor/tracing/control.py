@@ -33,7 +33,7 @@ from ..pytree import flatten, unflatten
 from . import checks, context
 from .array import Journal, TracedArray, make_stale, serial_now
 from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
-                    as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
+                    Worlds, as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
                     shared_owners)
 from .heap import Heap, Scope
 from .path_numbers import PathNumber
@@ -153,9 +153,24 @@ class Layout:
             self.nodes.append([export(x, start, memo) for x in leaves])
 
     def fit(self, state, emit: bool):
-        """The Fitting of ``state``, or (binding, leaf, value) where it does not fit (leaf None: the
-        binding's structure)."""
+        """The Fitting of ``state``, or (binding, leaf, value, ...) where it does not fit (leaf None:
+        the binding's structure).  A state whose Eithers are entangled is fitted world by world."""
         choose_mirrors([node for nodes in self.nodes for node in nodes])
+        try:
+            worlds = Worlds.of(state, self.start)
+        except LayoutError as e:
+            raise self.bindings.fail(0, e) from None
+        if worlds is None:
+            return self._fit(state, emit)
+        fits = []
+        for world in worlds.states(state):
+            f, miss = self._fit(world, emit)
+            if miss is not None:
+                return None, miss
+            fits.append(f)
+        return worlds.merged(fits, emit), None
+
+    def _fit(self, state, emit: bool):
         f = Fitting(self.start, self.adoptable, emit, shared_owners(flatten(list(state))[0]))
         for k, (value, treedef) in enumerate(zip(state, self.trees)):
             leaves, got = flatten(value)
