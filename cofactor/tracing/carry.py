@@ -23,6 +23,12 @@ where leaves share an object:
 layout from carried values makes the objects the variables hold after the region (or at the top
 of a loop body).  Where each array in a layout came from is the business of ``control.py``; a
 layout only has to say, for every state a region can leave, which object each variable holds.
+
+An ``Either`` made in the region (a branch inside a loop body) is resolved leaf by leaf
+(``Choice._resolve_either``) while no other variable holds its arrays.  Where another does (the
+Eithers are *entangled*: ``a = acc`` and then ``acc = acc * 2`` under a traced if), the state is
+fitted once per combination of those Eithers' choices (``Worlds``), so that one array two
+variables hold is one node in every world, and the payloads are merged by the selectors.
 """
 from __future__ import annotations
 
