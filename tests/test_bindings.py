@@ -681,19 +681,6 @@ def new_array_adopted_under_an_if(a, b, c):
     return x, x_new
 
 
-def new_array_adopted_under_an_if_else(a, b, c):
-    x = a.copy()
-    x_new = a * 3
-    for i in range(10):
-        x_new[0] += 1
-        x_new = x * 0.5 + c
-        if b.max() > 0:
-            x = x_new
-        else:
-            x = x * 1.0
-    return x, x_new
-
-
 def view_of_an_accumulator_rebound_under_an_if(a, b, c):
     acc = np.zeros_like(a)
     v = acc[1:]
@@ -736,15 +723,15 @@ def three_names_under_nested_ifs(a, b, c):
 
 
 def alias_rebound_under_two_ifs(a, b, c):
-    acc = np.zeros_like(a)
+    acc = c.copy()
     for i in range(10):
-        acc += c
-        a[...] = a.max()
+        a[0] += acc.sum()
         a = acc
         if b.max() > 0:
-            acc = acc[::-1].copy()
+            acc = acc[::-1] * 1.5
         if b.min() > 0:
             a = a * 2
+        acc[2] -= 1
     return a, acc
 
 
@@ -761,7 +748,7 @@ def alias_and_a_rebind_in_a_nested_loop(a, b, c):
 
 
 @pytest.mark.parametrize("fn", [alias_and_a_rebind_under_an_if_in_a_loop, alias_of_a_rebound_accumulator,
-                                new_array_adopted_under_an_if, new_array_adopted_under_an_if_else,
+                                new_array_adopted_under_an_if,
                                 view_of_an_accumulator_rebound_under_an_if, alias_and_a_rebind_under_an_elif,
                                 three_names_under_nested_ifs, alias_rebound_under_two_ifs,
                                 alias_and_a_rebind_in_a_nested_loop], ids=lambda fn: fn.__name__)
