@@ -559,8 +559,8 @@ class Worlds:
             return None
         worlds = Worlds(list(eithers.values()))
         if len(worlds.picks) > _MAX_WORLDS:
-            raise LayoutError(f"one of several arrays that other variables hold too, in more than {_MAX_WORLDS} "
-                              "combinations depending on the path taken")
+            raise LayoutError(f"arrays that several of them share, in more than {_MAX_WORLDS} combinations "
+                              "depending on the path taken (copy one: b = a.copy())")
         return worlds
 
     def states(self, state) -> list:

@@ -159,7 +159,8 @@ class Layout:
         try:
             worlds = Worlds.of(state, self.start)
         except LayoutError as e:
-            raise self.bindings.fail(0, e) from None
+            raise located(TracingError(f"the variables of {self.bindings.where} cannot be carried: they hold {e}")) \
+                from None
         if worlds is None:
             return self._fit(state, emit)
         fits = []
