@@ -1015,3 +1015,70 @@ def test_type_and_isinstance_of_traced_values_answer_for_what_they_stand_for():
         return isinstance(s, float)   # NumPy: True on one path; np.float32 is not a float
     with pytest.raises(cf.TracingError, match=r"the type of a Python float on some paths.*\n.*isinstance\(s, float\)"):
         cf.jit(path_dependent)(np.ones(2, np.float32), np.float64(1.0))
+
+
+# `is`, `is not` and np.may_share_memory where a variable holds one of several arrays (an Either):
+# whether it is the other array is known only at run time, and a traced answer decides.
+
+def is_after_a_branch(a, b, c):
+    y = a if b[0] > 0 else b
+    return y is a, y is not b
+
+
+def is_not_decides_which_array_is_written(a, b, c):
+    y = a if b[0] > 0 else b
+    if y is not a:
+        y += 1
+    return y
+
+
+def is_in_a_loop(a, b, c):
+    x = a.copy()
+    y = b
+    n = 0.0
+    for i in range(10):
+        if b[i % 3] > 0:
+            y = x
+        if y is x:
+            n += 1.0
+    return n
+
+
+def is_after_a_loop(a, b, c):
+    x = a.copy()
+    y = b
+    for i in range(10):
+        if b[i % 3] > 0:
+            y = x
+    if y is x:
+        return 1.0
+    return 2.0
+
+
+def memory_shared_on_one_path(a, b, c):
+    x = a.copy()
+    y = x if b[0] > 0 else x.copy()
+    return np.may_share_memory(x, y), np.shares_memory(y[1:], x), y[1:].base is x
+
+
+def is_among_three(a, b, c):
+    x = a.copy()
+    z = c.copy()
+    y = x if b[0] > 0 else (z if b[1] > 0 else a)
+    return y is x, y is z, y is a, x is z
+
+
+@pytest.mark.parametrize("fn", [is_after_a_branch, is_not_decides_which_array_is_written, is_in_a_loop, is_after_a_loop,
+                                memory_shared_on_one_path, is_among_three], ids=lambda fn: fn.__name__)
+def test_identity_of_an_array_chosen_at_run_time_is_numpys(fn):
+    for signs in [(1, 1, 1), (-1, -1, -1), (1, -1, 1), (-1, 1, -1)]:
+        a, b, c = (np.arange(3.0) + 1) * 0.5, np.array(signs, float), np.arange(3.0) - 1
+        _check(fn.__name__, fn, [a, b, c])
+
+
+def test_id_of_an_array_chosen_at_run_time_is_a_clear_error():
+    def same(a, b):
+        y = a if b[0] > 0 else b
+        return id(y) == id(a)
+    with pytest.raises(cf.UnsupportedError, match=r"id\(\) of a variable that holds one of several arrays"):
+        cf.jit(same)(np.ones(3), np.ones(3))

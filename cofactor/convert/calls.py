@@ -16,11 +16,11 @@ import warnings
 import numpy as np
 
 from .. import debug
-from ..errors import forwards_calls
+from ..errors import UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
 from ..tracing import python_ints
-from ..tracing.array import TracedArray
+from ..tracing.array import Either, TracedArray
 from ..tracing.dispatch import CONSTRUCTORS
 from . import statements
 from .source import convert, is_user_function
@@ -43,6 +43,10 @@ def call(fn, *args, **kwargs):
     if (fn is int or fn is float) and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray) \
             and args[0].size == 1 and args[0].ndim == 0:  # a traced Python number, as x.item() gives
         return python_ints.python_int(args[0]) if fn is int else python_ints.python_float(args[0])
+    if fn is id and len(args) == 1 and isinstance(args[0], Either):
+        raise located(UnsupportedError(
+            "id() of a variable that holds one of several arrays, which one chosen at run time by a traced "
+            "branch: its identity is not known at trace time (compare with `is`, which cofactor traces)"))
     if fn is isinstance and len(args) == 2 and isinstance(args[0], TracedArray):
         return _is_instance(args[0], args[1])
     if (fn is max or fn is min) and not kwargs:

@@ -15,7 +15,7 @@ from ..ir.core import OpBudgetExceeded
 from ..pytree import flatten
 from ..tracing import checks, context, control, python_ints
 from ..tracing.heap import Scope
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, identical
 from ..tracing.carry import Undefined
 from ..tracing.context import in_reverse_mode
 
@@ -211,7 +211,7 @@ def _identity(test):
 
 
 _COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
-                "GtE": operator.ge, "Is": _identity(operator.is_), "IsNot": _identity(operator.is_not),
+                "GtE": operator.ge, "Is": _identity(identical), "IsNot": _identity(lambda a, b: not_(identical(a, b))),
                 "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import ops
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements, implements_ufunc
 from ._core import asarray, axis_index, known_value
 from .selection import compress_traced
@@ -461,8 +461,7 @@ def common_type(*arrays):
 
 @implements(np.shares_memory, np.may_share_memory)
 def may_share_memory(a, b, max_work=None):
-    root = lambda x: root(x.base) if isinstance(x, TracedArray) and x.base is not None else x  # noqa: E731
-    return root(a) is root(b)
+    return share_storage(a, b)
 
 
 @implements(np.array_equiv)

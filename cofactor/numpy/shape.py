@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements
 from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, per_layout,
                              positions_view, strided_like)
@@ -20,17 +20,48 @@ from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_
 from .ufuncs import KERNELS
 
 
-def _reshape_view(of, shape):
+def _reshape_view(of, shape, order="C"):
     """A reshape is a view where NumPy's strides allow one, as in NumPy (asked of NumPy itself, on
     an array with ``of``'s strides), and a copy where they do not (on each path, where they depend
-    on the path a traced branch took)."""
+    on the path a traced branch took).  ``order``: the index order, "C", "F" or "A"."""
     def reshaped(a):
+        fake = strided_like(a)
+        in_f = order == "F" or order == "A" and fake.flags.f_contiguous and not fake.flags.c_contiguous
         try:
-            np.reshape(strided_like(a), shape, copy=False)
+            np.reshape(fake, shape, order="F" if in_f else "C", copy=False)
         except ValueError:  # NumPy would copy
-            return wrap(ops.reshape(a.value, shape))
-        return view(a, Reshape(shape))
-    return per_layout(of, reshaped) if isinstance(of, TracedArray) else view(of, Reshape(shape))
+            return wrap(_reverse_axes(ops.reshape(_reverse_axes(a.value), shape[::-1])) if in_f
+                        else ops.reshape(a.value, shape))
+        if not in_f:
+            return view(a, Reshape(shape))
+        reversed_ = view(view(a, Transpose(range(a.ndim)[::-1])), Reshape(shape[::-1]))
+        return view(reversed_, Transpose(range(len(shape))[::-1]))
+    return per_layout(of if isinstance(of, TracedArray) else TracedArray(value(of)), reshaped)
+
+
+def _raveled(a, order):
+    """``a.ravel(order)``: NumPy's elements in NumPy's order, a view where NumPy's strides give one
+    (its ``PyArray_Ravel``: "C" and "F" where ``a`` is contiguous in that order, "K" where its axes,
+    ordered by their strides, are), else a copy."""
+    fake = strided_like(a)
+    if order == "A":
+        order = "F" if fake.flags.f_contiguous and not fake.flags.c_contiguous else "C"
+    if order == "K" and (fake.flags.c_contiguous or fake.flags.f_contiguous):
+        order = "C" if fake.flags.c_contiguous else "F"
+    axes = list(range(a.ndim))
+    if order == "C":
+        viewed = fake.flags.c_contiguous
+    elif order == "F":
+        axes, viewed = axes[::-1], fake.flags.f_contiguous
+    else:  # memory order: the axes by their strides, largest first; a view where they step through memory
+        axes = sorted(axes, key=lambda k: -abs(fake.strides[k]))
+        step, viewed = fake.itemsize, True
+        for k in reversed(axes):
+            if fake.shape[k] != 1:
+                viewed, step = viewed and fake.strides[k] == step, step * fake.shape[k]
+    if not viewed:
+        return wrap(ops.reshape(ops.transpose(a.value, axes), (a.size,)))
+    return view(view(a, Transpose(axes)) if axes != sorted(axes) else a, Reshape((a.size,)))
 
 
 def resolve_shape(shape, size) -> tuple:
@@ -60,23 +91,30 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = newshape if shape is None else shape
     v = value(a)
     shape = resolve_shape(shape, v.type.size)
-    if order == "F":  # a copy for C-ordered arrays
-        return wrap(_reverse_axes(ops.reshape(_reverse_axes(v), shape[::-1])))
-    if order not in ("C", "A"):
-        raise ValueError("order must be one of 'C', 'F', 'A'")
-    return _reshape_view(a, shape)
+    if order == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")
+    if order not in ("C", "F", "A"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    result = _reshape_view(a, shape, order)
+    if copy:
+        return TracedArray(result.value)
+    if copy is False and share_storage(a, result) is False:
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    return result
 
 
 @implements("ndarray.reshape")
 def reshape_method(a, *shape, order="C", copy=None):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return reshape(a, shape, order=order)
+    return reshape(a, shape, order=order, copy=copy)
 
 
 @implements(np.ravel)
 def ravel(a, order="C"):
-    return reshape(a, -1, order="F" if order == "F" else "C")
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    return per_layout(a if isinstance(a, TracedArray) else TracedArray(value(a)), lambda x: _raveled(x, order))
 
 
 @implements("ndarray.ravel")

@@ -400,6 +400,50 @@ class Either(TracedArray):
         return [owner for c in self.choices for owner in c.owners()]
 
 
+def identical(a, b):
+    """``a is b``, where a variable may hold an Either (one of several arrays, chosen at run time):
+    whether the objects they hold are one, as a traced bool where that depends on the path taken."""
+    return a is b or _one_of(a, b, lambda x: x)
+
+
+def share_storage(a, b):
+    """Whether ``a`` and ``b`` (arrays, views, Eithers) read one owner's storage: a traced bool where
+    that depends on the path taken."""
+    def owner(x):
+        while isinstance(x, TracedArray) and not isinstance(x, Either) and x.base is not None:
+            x = x.base
+        return x
+    return _one_of(owner(a), owner(b), owner)
+
+
+def _one_of(a, b, leaf):
+    """Whether some object that ``a`` may be is one that ``b`` may be, where both are."""
+    result = False
+    for when_a, x in _may_be(a, leaf):
+        for when_b, y in _may_be(b, leaf):
+            if x is not y:
+                continue
+            both = [w for w in (when_a, when_b) if w is not None]
+            if not both:
+                return True
+            both = both[0] if len(both) == 1 else ops.binary("stablehlo.and", *both)
+            result = both if result is False else ops.binary("stablehlo.or", result, both)
+    return result if result is False else TracedArray(result, scalar=True)
+
+
+def _may_be(x, leaf) -> list:
+    """(when, object) for each object that ``x`` is where the traced predicate ``when`` holds (None:
+    always): an Either is each of its choices (``leaf`` of it) where its selector picks that one."""
+    if not isinstance(x, Either):
+        return [(None, leaf(x))]
+    out = []
+    for k, choice in enumerate(x.choices):
+        chosen = ops.compare(x.selector, ops.constant(np.array(k, np.int32)), "EQ")
+        out += [(chosen if when is None else ops.binary("stablehlo.and", chosen, when), y)
+                for when, y in _may_be(choice, leaf)]
+    return out
+
+
 def nesting(x: TracedArray) -> int:
     """How deep Eithers nest under the array that ``x`` (or the array it views) is."""
     while not isinstance(x, Either) and x.lens is not None:

@@ -341,3 +341,33 @@ def test_as_strided_reads_what_numpy_reads(f):
 def test_as_strided_refuses_clearly(f, match):
     with pytest.raises(cf.UnsupportedError, match=match):
         cf.jit(f)(np.arange(5.0))
+
+
+def _layout_program(perm, steps, perm2, make):
+    """A view of a fresh array with NumPy's strides of ``perm``, ``steps`` and ``perm2``, flattened or
+    reshaped by ``make``, then written: the write reaches the array where NumPy's result is a view."""
+    def program(x):
+        y = x.copy()
+        r = make(y.transpose(perm)[tuple(slice(None, None, s) for s in steps)].transpose(perm2))
+        r += 1.0
+        return y, r
+    return program
+
+
+_ORDERED = [lambda v: v.ravel(), lambda v: v.ravel("F"), lambda v: np.ravel(v, "A"), lambda v: v.ravel("K"),
+            lambda v: v.flatten("K"), lambda v: v.reshape(-1, order="F"), lambda v: np.reshape(v, (1, -1), order="A"),
+            lambda v: v.reshape(-1, copy=True)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ravel_and_reshape_orders_are_views_where_numpy_views(seed):
+    """Each order's elements in NumPy's order, and a view exactly where NumPy's is one (a write through
+    it reaches the array), over random layouts: transposed, stepped, reversed."""
+    rng = np.random.default_rng(seed)
+    for _ in range(6):
+        ndim = int(rng.integers(1, 4))
+        steps = tuple(int(rng.choice([1, 1, 2, -1, -2])) for _ in range(ndim))
+        program = _layout_program(tuple(rng.permutation(ndim)), steps, tuple(rng.permutation(ndim)),
+                                  _ORDERED[int(rng.integers(len(_ORDERED)))])
+        x = rng.normal(size=tuple(int(n) for n in rng.integers(1, 5, ndim)))
+        check(program, x)
