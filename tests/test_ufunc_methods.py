@@ -29,6 +29,21 @@ def test_out_argument_writes_into_arrays_and_views():
     check(f, X)
 
 
+def test_out_of_the_ufunc_methods_writes_the_array():
+    """NumPy's protocol hands reduce/accumulate their out= as a tuple of one: it is still the array."""
+    def f(a):
+        y, c = np.zeros(4), np.zeros(4)
+        r = np.add.reduce(a, axis=0, out=y)
+        np.maximum.accumulate(a[1], out=c)
+        np.add.accumulate(a[2], out=a[2])
+        return y, r, c
+
+    got, want = X.copy(), X.copy()
+    results, expected = cf.jit(f)(got), f(want)
+    for g, w in zip(results + (got,), expected + (want,)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+
+
 def test_out_casting_follows_same_kind():
     def f(a):
         c = np.zeros(a.shape, dtype=np.int64)

@@ -19,7 +19,10 @@ _ASSOCIATIVE = [np.add, np.multiply, np.maximum, np.minimum, np.logical_and, np.
 
 
 def write_out(out, result, name):
-    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (same_kind casting)."""
+    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (same_kind casting);
+    ``out`` may come as NumPy's ufunc protocol passes it, a tuple of one."""
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
     if not isinstance(out, TracedArray):
         raise UnsupportedError(f"numpy.{name}(..., out=...) needs out to be an array created or passed in "
                                "the compiled function")
