@@ -85,3 +85,44 @@ def test_reduceat_with_indices_known_at_trace_time(ufunc):
                      ufunc.reduceat(x, [1, 3], axis=-1, dtype=np.float32)), m)
     with pytest.raises(IndexError, match="out-of-bounds in"):
         cf.jit(lambda x: ufunc.reduceat(x, [0, 12]))(X.ravel())
+
+
+def _outs(a, b, c):
+    m = np.outer(a, b)
+    y, z, iy = np.zeros(4), np.zeros(6), np.zeros(4, dtype=np.int64)
+    np.clip(a, -0.5, 0.5, out=a)
+    np.sum(m, axis=0, out=y)
+    np.dot(m[:, :3], c, out=z[:3])
+    np.matmul(m[:, :3], c, out=z[3:])
+    np.cumsum(c, out=c)
+    means = np.mean(m, axis=1, out=np.zeros(3))
+    rounded = np.round(b * 10, 0, out=np.empty(4))
+    np.argmax(m, axis=0, out=iy)
+    joined = np.concatenate([b, c], out=np.zeros(7))
+    e = np.zeros(3)
+    np.einsum("ij,j->i", m, b, out=e)
+    taken = np.take(b, [0, 2], out=np.zeros(2))
+    s = m.sum(axis=1, out=np.zeros(3))
+    b.clip(0, 1, out=b)
+    q, r = np.zeros(4), np.zeros(4)
+    np.divmod(b, 0.3, out=(q, r))
+    return y, z, means, rounded, iy, joined, e, taken, s, q, r
+
+
+def test_out_writes_every_function_and_ufunc_that_takes_one():
+    """out= of NumPy functions (reductions, products, cumulative sums, clip, round, take, concatenate,
+    einsum) and ufuncs (matmul, divmod): the array, views of it and the caller's arguments all get
+    the result, as in NumPy."""
+    args = [rng.standard_normal(3), rng.standard_normal(4), rng.standard_normal(3)]
+    got_args, want_args = [a.copy() for a in args], [a.copy() for a in args]
+    results, expected = cf.jit(_outs)(*got_args), _outs(*want_args)
+    for g, w in zip(results + tuple(got_args), expected + tuple(want_args)):
+        assert np.asarray(g).dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+
+
+def test_out_of_the_wrong_shape_or_kind_raises_as_numpy_does():
+    with pytest.raises(TypeError, match="same_kind"):
+        cf.jit(lambda a: np.sum(a, axis=0, out=np.zeros(4, dtype=np.int64)))(X)
+    with pytest.raises(ValueError):
+        cf.jit(lambda a: np.sum(a, axis=0, out=np.zeros(3)))(X)

@@ -10,3 +10,6 @@ from . import random  # noqa: F401
 from . import linalg, fft  # noqa: F401
 from . import extras  # noqa: F401
 from . import matrices, statistics, searching  # noqa: F401
+from . import out
+
+out.register()  # out= for all of them

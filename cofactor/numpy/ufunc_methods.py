@@ -1,4 +1,4 @@
-"""``out=`` for ufuncs, and the ufunc methods reduce, accumulate, reduceat, outer and at."""
+"""The ufunc methods reduce, accumulate, reduceat, outer and at (out= for all: out.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,46 +9,14 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import UFUNCS, implements_ufunc
 from ._core import axis_index, axis_tuple, known_value, reject, value, wrap
-from .indexing import _Advanced, _assigned
+from .indexing import _Advanced
+from .out import write_out
 from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
 from .ufuncs import KERNELS, apply
 
 # Ufuncs whose reduction XLA may reorder (associative and commutative).
 _ASSOCIATIVE = [np.add, np.multiply, np.maximum, np.minimum, np.logical_and, np.logical_or,
                 np.bitwise_and, np.bitwise_or, np.bitwise_xor]
-
-
-def write_out(out, result, name):
-    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (same_kind casting);
-    ``out`` may come as NumPy's ufunc protocol passes it, a tuple of one."""
-    if isinstance(out, tuple) and len(out) == 1:
-        out = out[0]
-    if not isinstance(out, TracedArray):
-        raise UnsupportedError(f"numpy.{name}(..., out=...) needs out to be an array created or passed in "
-                               "the compiled function")
-    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
-        raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to {out.dtype!r} with "
-                        "casting rule 'same_kind'")
-    out.value = _assigned(out, result, out.shape)
-    return out
-
-
-def _with_out(ufunc):
-    call = UFUNCS[(ufunc, "__call__")]
-
-    @implements_ufunc(ufunc)
-    def call_with_out(*inputs, out=None, **kwargs):
-        outs = out if isinstance(out, tuple) else (out,)
-        if all(o is None for o in outs):
-            return call(*inputs, **kwargs)
-        results = call(*inputs, **kwargs)
-        results = results if isinstance(results, tuple) else (results,)
-        written = tuple(r if o is None else write_out(o, r, ufunc.__name__) for o, r in zip(outs, results))
-        return written if ufunc.nout > 1 else written[0]
-
-
-for _ufunc in list(KERNELS):
-    _with_out(_ufunc)
 
 
 def _associative(ufunc, method):

@@ -158,8 +158,6 @@ def test_matmul_error_names_the_user_line():
 
 def test_unsupported():
     a = sample((3, 3))
-    check_unsupported(lambda a: np.matmul(a, a, out=np.empty((3, 3))), a, name="out=")
-    check_unsupported(lambda a: np.dot(a, a, out=np.empty((3, 3))), a, name="out=")
     check_unsupported(lambda a: np.einsum(a, [0, 1], [1]), a, name="einsum")
 
 

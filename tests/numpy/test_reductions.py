@@ -178,9 +178,8 @@ def test_python_scalars_and_lists():
     check(lambda x: x + np.sum([1.5, 2.5]) + np.max(3) + np.mean([[1, 2], [3, 5]], axis=0), sample((2,), np.float32))
 
 
-def test_out_and_where_are_unsupported():
+def test_where_is_unsupported():
     x = sample((3,), np.float64)
-    check_unsupported(lambda x: np.sum(x, out=np.empty(())), x, name="out=")
     check_unsupported(lambda x: np.max(x, where=x > 0, initial=0.0), x, name="where=")
     check_unsupported(lambda x: np.mean(x, where=x > 0), x, name="where=")
     check_unsupported(lambda x: np.var(x, mean=np.mean(x)), x, name="mean=")

@@ -296,10 +296,6 @@ def test_clip_promotes_like_numpy():
     check(lambda x: np.clip(x, 1, 2, dtype=np.float32), sample((2, 3), np.float64))
 
 
-def test_clip_out_is_unsupported():
-    check_unsupported(lambda x: np.clip(x, 0, 1, out=np.empty(3)), sample((3,), np.float64), name="out=")
-
-
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=dtype_id)
 def test_real_imag_conj_angle(dtype):
     x = sample((2, 3), dtype)
@@ -332,10 +328,6 @@ def test_round_half_to_even():
 
 def test_round_bool():
     check(np.round, sample((3,), np.bool_))
-
-
-def test_round_out_is_unsupported():
-    check_unsupported(lambda x: np.round(x, out=np.empty(3)), sample((3,), np.float64), name="out=")
 
 
 @pytest.mark.parametrize("dtype", INEXACT, ids=dtype_id)

@@ -1,0 +1,76 @@
+"""``out=``: every NumPy function and ufunc that takes one writes its result into that array (its
+storage, so every alias and view sees it) and returns it.  The implementations compute results;
+wrapping them here, once all are registered, gives each one NumPy's ``out=`` (a keyword; an ``out``
+passed by position reaches the implementation, which refuses it)."""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..tracing.array import TracedArray
+from ..tracing.dispatch import FUNCTIONS, UFUNCS
+from .indexing import _assigned
+
+
+def write_out(out, result, name, exact_shape=False):
+    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (same_kind casting);
+    ``out`` may come as NumPy's ufunc protocol passes it, a tuple of one.  ``exact_shape``: a
+    function's result (a reduction's, a product's) must have ``out``'s shape; a ufunc's broadcasts
+    to it."""
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, TracedArray):
+        raise UnsupportedError(f"numpy.{name}(..., out=...) needs out to be an array created or passed in "
+                               "the compiled function")
+    result = result if isinstance(result, TracedArray) else TracedArray(np.asarray(result))
+    if exact_shape and out.shape != result.shape:
+        raise ValueError(f"numpy.{name}: the out array has shape {out.shape}, but the result has shape "
+                         f"{result.shape}")
+    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to {out.dtype!r} with "
+                        "casting rule 'same_kind'")
+    out.value = _assigned(out, result, out.shape)
+    return out
+
+
+def _ufunc_with_out(ufunc, call):
+    @functools.wraps(call)
+    def call_with_out(*inputs, out=None, **kwargs):
+        outs = out if isinstance(out, tuple) else (out,)
+        if all(o is None for o in outs):
+            return call(*inputs, **kwargs)
+        results = call(*inputs, **kwargs)
+        results = results if isinstance(results, tuple) else (results,)
+        written = tuple(r if o is None else write_out(o, r, ufunc.__name__) for o, r in zip(outs, results))
+        return written if ufunc.nout > 1 else written[0]
+    return call_with_out
+
+
+def _function_with_out(func, impl):
+    @functools.wraps(impl)
+    def with_out(*args, out=None, **kwargs):
+        if out is None:
+            return impl(*args, **kwargs)
+        return write_out(out, impl(*args, **kwargs), func.__name__, exact_shape=True)
+    return with_out
+
+
+def _takes_out(func) -> bool:
+    try:
+        return "out" in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def register():
+    """Give every registered ufunc call, and every function whose NumPy signature has ``out``, NumPy's
+    ``out=`` (called once, after all implementations are registered)."""
+    for (ufunc, method), call in list(UFUNCS.items()):
+        if method == "__call__":
+            UFUNCS[(ufunc, method)] = _ufunc_with_out(ufunc, call)
+    for func, impl in list(FUNCTIONS.items()):
+        if callable(func) and _takes_out(func):
+            FUNCTIONS[func] = _function_with_out(func, impl)
