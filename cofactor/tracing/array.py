@@ -329,9 +329,12 @@ class Either(TracedArray):
                 for owner in choice.owners() if k != mirror else ():
                     owner.mirrored_by = (owner.mirrored_by or []) + [self]
 
+    def picks(self, k: int) -> Value:
+        """The predicate (i1) that the selector picks choice ``k``."""
+        return ops.compare(self.selector, ops.constant(np.array(k, np.int32)), "EQ")
+
     def _chosen(self, k: int, shape) -> Value:
-        index = ops.constant(np.array(k, np.int32))
-        return ops.broadcast_in_dim(ops.compare(self.selector, index, "EQ"), shape, ())
+        return ops.broadcast_in_dim(self.picks(k), shape, ())
 
     def _selected(self) -> Value:
         reads = [c.value for c in self.choices]
@@ -438,7 +441,7 @@ def _may_be(x, leaf) -> list:
         return [(None, leaf(x))]
     out = []
     for k, choice in enumerate(x.choices):
-        chosen = ops.compare(x.selector, ops.constant(np.array(k, np.int32)), "EQ")
+        chosen = x.picks(k)
         out += [(chosen if when is None else ops.binary("stablehlo.and", chosen, when), y)
                 for when, y in _may_be(choice, leaf)]
     return out

@@ -610,7 +610,7 @@ class Worlds:
         """The predicate (i1) that the selectors pick this world."""
         result = None
         for either, k in zip(self.eithers, pick):
-            chosen = _is_choice(either, k)
+            chosen = either.picks(k)
             result = chosen if result is None else ops.binary("stablehlo.and", result, chosen)
         return result
 
@@ -628,12 +628,7 @@ def _pick(either: Either, values: list, f):
     """The value of ``values`` (one per choice of ``either``) that its selector picks."""
     if not f.emit:
         return None
-    return _selected([_is_choice(either, k) for k in range(len(values) - 1)], values)
-
-
-def _is_choice(either: Either, k: int) -> Value:
-    """The predicate (i1) that ``either``'s selector picks its choice ``k``."""
-    return ops.compare(either.selector, ops.constant(np.array(k, np.int32)), "EQ")
+    return _selected([either.picks(k) for k in range(len(values) - 1)], values)
 
 
 def _array_type(node) -> TensorType:
