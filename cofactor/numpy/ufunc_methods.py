@@ -9,7 +9,7 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import UFUNCS, implements_ufunc
 from ._core import axis_index, axis_tuple, known_value, reject, value, wrap
-from .indexing import _Advanced
+from .indexing import _Advanced, _assigned
 from .out import write_out
 from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
 from .ufuncs import KERNELS, apply
