@@ -15,7 +15,7 @@ from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements
 from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, per_layout,
                              positions_view, strided_like)
-from ._core import (axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
+from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
                     reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
 
@@ -36,7 +36,7 @@ def _reshape_view(of, shape, order="C"):
             return view(a, Reshape(shape))
         reversed_ = view(view(a, Transpose(range(a.ndim)[::-1])), Reshape(shape[::-1]))
         return view(reversed_, Transpose(range(len(shape))[::-1]))
-    return per_layout(of if isinstance(of, TracedArray) else TracedArray(value(of)), reshaped)
+    return per_layout(of, reshaped)
 
 
 def _raveled(a, order):
@@ -89,8 +89,8 @@ def _reverse_axes(v):
 @implements(np.reshape)
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = newshape if shape is None else shape
-    v = value(a)
-    shape = resolve_shape(shape, v.type.size)
+    a = asarray(a)
+    shape = resolve_shape(shape, a.size)
     if order == "K":
         raise ValueError("order 'K' is not permitted for reshaping")
     if order not in ("C", "F", "A"):
@@ -114,7 +114,7 @@ def reshape_method(a, *shape, order="C", copy=None):
 def ravel(a, order="C"):
     if order not in ("C", "F", "A", "K"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
-    return per_layout(a if isinstance(a, TracedArray) else TracedArray(value(a)), lambda x: _raveled(x, order))
+    return per_layout(asarray(a), lambda x: _raveled(x, order))
 
 
 @implements("ndarray.ravel")
