@@ -57,6 +57,16 @@ def arrays_in_the_message(x):
     return x
 
 
+def many_sites_then_one(x):
+    """Sites whose messages show 80 values in all (past the 64 slots, were they not shared: only the
+    site that fires writes its values), then an assert that shows one (fuzz seeds 10005436 and 9991675)."""
+    for i in tuple(range(20)):  # (a tuple: unrolled, 20 sites)
+        if x[i % 2] > 50 + i:
+            raise ValueError(f"{i}: {x[0]} {x[1]} {x[:2]}")
+    assert x.sum() < 10, f"sum {x.sum()}"
+    return x
+
+
 def _require_finite(v):
     if not np.isfinite(v).all():
         raise FloatingPointError("not finite")
@@ -81,6 +91,7 @@ PROGRAMS = [
     (two_sites, [np.array([1.0, 2.0]), np.array([1.0, -2.0]), np.array([-1.0, -20.0]), np.array([-1.0, 2.0])]),
     (raise_in_rolled_loop, [np.array([1.0, 2.0]), np.array([0.1, 0.2])]),
     (arrays_in_the_message, [np.array([1.0, -2.0, 3.0]), np.array([0.1, 0.2, -0.1])]),
+    (many_sites_then_one, [np.array([1.0, 2.0]), np.array([60.0, 2.0]), np.array([1.0, 9.5]), np.array([1.0, 80.0])]),
     (via_helper, [np.array([1.0, 2.0]), np.array([0.0, 2.0]), np.array([-1.0, 2.0])]),
     (raise_class_with_cause, [np.array([1.0]), np.array([-1.0])]),
 ]

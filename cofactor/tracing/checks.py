@@ -13,8 +13,9 @@ arguments and globals it updates unchanged (NumPy's state at the raise would nee
 before it only), and cofactor raises that site's exception, with the user's line as a note.  A
 traced scalar or array its message formats (an f-string, ``str``, ``repr``, ``%``) shows its run-time
 value: the message holds a token, the site writes the value's elements to slots of the state, and
-the token is replaced after the call (64 slots per function; past them, and for complex values,
-the trace-time text).
+the token is replaced after the call.  Only the first site that fires writes its values, so every
+site's values start at the same slot (64 slots per message; past them, and for complex values, the
+trace-time text).
 
 ``warnings.warn`` does not stop the program: each warning site is a bit of the state's second
 entry, set where it is reached, and after the call cofactor issues the warnings whose bits are
@@ -87,7 +88,7 @@ class Checks:
                                                                                          np.int64))))
         self._made = self.state.value
         self.shown = None  # while a raise's message is built: that site's list of values shown
-        self.free_slot = _SLOTS  # the first slot no message has taken
+        self.free_slot = _SLOTS  # the first slot the message being built has not taken
         self.tokens = 0
         self.pending = None  # an exception built for a raise that raises at trace time after all
 
@@ -208,7 +209,7 @@ def reached_raise(make, where, always=False):
 
 def _built(checks: Checks, make):
     """``make()``'s exception, and the traced values its message shows (their tokens and slots)."""
-    checks.shown = []
+    checks.shown, checks.free_slot = [], _SLOTS
     try:
         return make(), checks.shown
     finally:
