@@ -32,7 +32,6 @@ variables hold is one node in every world, and the payloads are merged by the se
 """
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 
@@ -47,7 +46,8 @@ from .path_numbers import PYTHON_DTYPES, PathNumber, wider_python
 _SELECTOR = TensorType((), np.dtype(np.int32))
 _MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
 _MAX_WORLDS = 64  # states fitted for one region's entangled Eithers (Worlds)
-_MAX_NESTING = 4  # Eithers nested this deep under a view: 2**4 writes for each write through it
+_MAX_NESTING = 3  # Eithers nested this deep under a view: 2**3 writes for each write through it (at 4, XLA
+# ran some such programs for seconds: fuzz seed 10009061)
 _PYTHON_NUMBERS = (bool, int, float, complex)
 _NO_FIT = object()
 
@@ -534,9 +534,9 @@ class Worlds:
     choice): each world is a state of plain arrays, whose sharing the fit keeps exactly.  The
     worlds' payloads are then merged (``merged``): the selectors pick the world."""
 
-    def __init__(self, eithers: list):
-        self.eithers = eithers
-        self.picks = list(itertools.product(*[range(len(e.choices)) for e in eithers]))
+    def __init__(self, eithers: dict, picks: list):
+        self.eithers = eithers  # id -> an entangled Either
+        self.picks = picks      # per world: id of each Either it reaches -> the choice it takes
 
     @staticmethod
     def of(state, start: int) -> "Worlds | None":
@@ -546,8 +546,7 @@ class Worlds:
         shared, eithers = shared_owners(leaves), {}
 
         def visit(x):
-            while isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
-                x = x.base
+            x = _under_views(x)
             if isinstance(x, Either) and x.serial >= start and id(x) not in eithers \
                     and any(id(o) in shared for o in x.owners()):
                 eithers[id(x)] = x
@@ -555,25 +554,18 @@ class Worlds:
                     visit(c)
         for leaf in leaves:
             visit(leaf)
-        if not eithers:
-            return None
-        worlds = Worlds(list(eithers.values()))
-        if len(worlds.picks) > _MAX_WORLDS:
-            raise LayoutError(f"arrays that several of them share, in more than {_MAX_WORLDS} combinations "
-                              "depending on the path taken (copy one: b = a.copy())")
-        return worlds
+        return Worlds(eithers, _picks(leaves, eithers)) if eithers else None
 
     def states(self, state) -> list:
         """``state`` in each world."""
         out = []
         for pick in self.picks:
-            choice = {id(e): k for e, k in zip(self.eithers, pick)}
             memo = {}
 
             def chosen(x):
                 if id(x) not in memo:
-                    if isinstance(x, Either) and id(x) in choice:
-                        memo[id(x)] = chosen(x.choices[choice[id(x)]])
+                    if isinstance(x, Either) and id(x) in pick:
+                        memo[id(x)] = chosen(x.choices[pick[id(x)]])
                     elif isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
                         base = chosen(x.base)
                         memo[id(x)] = x if base is x.base else TracedArray(None, base, x.lens)
@@ -609,10 +601,40 @@ class Worlds:
     def _condition(self, pick) -> Value:
         """The predicate (i1) that the selectors pick this world."""
         result = None
-        for either, k in zip(self.eithers, pick):
-            chosen = either.picks(k)
+        for key, k in pick.items():
+            chosen = self.eithers[key].picks(k)
             result = chosen if result is None else ops.binary("stablehlo.and", result, chosen)
         return result
+
+
+def _under_views(x):
+    """The array (or Either) a chain of views of ``x`` is made over."""
+    while isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
+        x = x.base
+    return x
+
+
+def _picks(leaves, eithers: dict) -> list:
+    """The worlds of ``leaves``: a choice for each of ``eithers`` (ids -> Eithers) that the leaves
+    reach through the choices taken, so an Either only another one's unchosen choice holds adds
+    none.  They split the selectors' cases into disjoint parts: a world per path of a decision
+    tree, fewer than all combinations where Eithers are nested (a variable a loop's iterations
+    rebind under branches).  More than _MAX_WORLDS is an error."""
+    worlds = []
+
+    def explore(todo: list, pick: dict):
+        while todo:
+            x = _under_views(todo.pop())
+            if isinstance(x, Either) and id(x) in eithers and id(x) not in pick:
+                for k, choice in enumerate(x.choices):
+                    explore([*todo, choice], {**pick, id(x): k})
+                return
+        if len(worlds) == _MAX_WORLDS:
+            raise LayoutError(f"arrays that several of them share, in more than {_MAX_WORLDS} combinations "
+                              "depending on the path taken (copy one: b = a.copy())")
+        worlds.append(pick)
+    explore(list(leaves), {})
+    return worlds
 
 
 def _selected(conditions: list, values: list) -> Value:

@@ -529,11 +529,12 @@ def _keep(running, new, old):
 
 class _Retry(Exception):
     """Tracing the loop body found that it must be traced again (the layout or the storages changed,
-    or the condition writes: ``rotate``)."""
+    the condition writes: ``rotate``, or the body leaves variables it was expected to rebind as it
+    found them: ``unhint``, their names)."""
 
-    def __init__(self, rotate=False):
+    def __init__(self, rotate=False, unhint=frozenset()):
         super().__init__()
-        self.rotate = rotate
+        self.rotate, self.unhint = rotate, unhint
 
 
 def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attributes=None, bound=None,
@@ -572,15 +573,7 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     reachable = [o for x in flatten(initial)[0] if isinstance(x, TracedArray) for o in x.owners()]
     storages = list({id(o): o for o in [*bindings.heap.owners.values(), *reachable] if not o.scalar}.values())
     adoptable = bindings.adoptable([initial])
-    layout = Layout(bindings, initial, bindings.start, adoptable)
-    expected = {}  # variables that hold one array before the loop keep one node: they may hold one after it too
-    for k, name in enumerate(bindings.names):
-        x = initial[k]
-        if isinstance(x, TracedArray) and not x.scalar and name in rebinds:
-            node = layout.nodes[k][0]
-            layout.nodes[k][0] = expected.setdefault(id(node), expect_made(node, adoptable))
-        elif is_number(x):
-            layout.nodes[k][0] = as_number(layout.nodes[k][0])
+    layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
     trace = context.current()
     rotated = []  # [the condition's value before the loop, as an i1 scalar] once the loop is rotated
     for _ in range(_RETRIES):
@@ -588,14 +581,33 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
         count = trace.count
         try:
             _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs, rotated,
-                         ends)
+                         ends, hinted)
             return
         except _Retry as retry:
             trace.count = count  # the discarded attempt's operations do not count against the budget
+            if retry.unhint:
+                rebinds = set(rebinds) - retry.unhint
+                layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
             if retry.rotate and not rotated:
                 rotated.append(predicate(entered if isinstance(entered, TracedArray) else
                                          TracedArray(ops.constant(np.array(bool(entered))))))
     raise located(TracingError(f"{where} could not be traced: the layout of its variables kept changing"))
+
+
+def _loop_layout(bindings: Bindings, initial, adoptable, rebinds):
+    """The layout a loop body is first traced with, and the names it expects the body to rebind
+    (``rebinds`` that hold an array): each may hold the array it held before or a new one."""
+    layout = Layout(bindings, initial, bindings.start, adoptable)
+    expected, hinted = {}, set()  # variables that hold one array before the loop keep one node
+    for k, name in enumerate(bindings.names):
+        x = initial[k]
+        if isinstance(x, TracedArray) and not x.scalar and name in rebinds:
+            node = layout.nodes[k][0]
+            layout.nodes[k][0] = expected.setdefault(id(node), expect_made(node, adoptable))
+            hinted.add(name)
+        elif is_number(x):
+            layout.nodes[k][0] = as_number(layout.nodes[k][0])
+    return layout, hinted
 
 
 class _Tripwire(Undefined):
@@ -613,7 +625,7 @@ class _Tripwire(Undefined):
 
 
 def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages: list, where, attributes, bound,
-                 runs, rotated: list, ends: bool):
+                 runs, rotated: list, ends: bool, hinted: set):
     initial = bindings.values()
     layout.fit_joined([initial])
     f, _ = layout.fit(initial, emit=True)
@@ -698,6 +710,12 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         if miss is not None or f.widen:
             layout.fit_joined([initial, state])
             raise _Retry()
+        # A variable expected to be rebound that holds what it held at the top (x = x, or
+        # x = helper(x) returning its argument) keeps the array it held before the loop: without
+        # the hint, it is not a choice after the loop.
+        unhint = {name for k, name in enumerate(bindings.names) if name in hinted and state[k] is entry[k]}
+        if unhint:
+            raise _Retry(unhint=unhint)
         f, _ = layout.fit(state, emit=True)
         seen["numpy"] = {id(node) for _, _, node, x in layout.numbers(state)
                          if node.python and number_type(x)[1] is None and not isinstance(x, PathNumber)}
