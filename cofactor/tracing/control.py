@@ -529,12 +529,13 @@ def _keep(running, new, old):
 
 class _Retry(Exception):
     """Tracing the loop body found that it must be traced again (the layout or the storages changed,
-    the condition writes: ``rotate``, or the body leaves variables it was expected to rebind as it
-    found them: ``unhint``, their names)."""
+    the condition writes: ``rotate``), with a new layout: the body leaves variables it was expected
+    to rebind as it found them (``unhint``, their names), or leaves an array made before the loop
+    where two bindings see it, so it may not be adopted (``refuse``, ids of such arrays)."""
 
-    def __init__(self, rotate=False, unhint=frozenset()):
+    def __init__(self, rotate=False, unhint=frozenset(), refuse=frozenset()):
         super().__init__()
-        self.rotate, self.unhint = rotate, unhint
+        self.rotate, self.unhint, self.refuse = rotate, unhint, refuse
 
 
 def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attributes=None, bound=None,
@@ -585,8 +586,8 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
             return
         except _Retry as retry:
             trace.count = count  # the discarded attempt's operations do not count against the budget
-            if retry.unhint:
-                rebinds = set(rebinds) - retry.unhint
+            if retry.unhint or retry.refuse:
+                rebinds, adoptable = set(rebinds) - retry.unhint, adoptable - retry.refuse
                 layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
             if retry.rotate and not rotated:
                 rotated.append(predicate(entered if isinstance(entered, TracedArray) else
@@ -706,6 +707,11 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
             storages.extend(extra)
             raise _Retry()
         _carry_late(layout, entry, state, current_block(), first)
+        # An array the layout adopts (replaces by a copy) that the body leaves where two bindings
+        # see it (x, y = y, x through a closure's cells, found as slots only now) must stay itself.
+        refuse = layout.adoptable - bindings.adoptable([initial, state])
+        if refuse:
+            raise _Retry(refuse=refuse)
         f, miss = layout.fit(state, emit=False)
         if miss is not None or f.widen:
             layout.fit_joined([initial, state])
