@@ -234,6 +234,17 @@ def nonlocal_array(x):
             add(x)
     return acc
 
+def nonlocal_swap_under_a_branch(x):
+    a, b = x.copy(), x[::-1].copy()
+    def swap():
+        nonlocal a, b
+        a, b = b, a          # the loop carries a as a name and b as a cell it finds changed
+    for i in range(9):
+        if a.sum() > b.sum() + i:
+            swap()
+        a += 0.5
+    return a, b
+
 def helper_returns_alias(x, y):
     def pick(a, b):
         if a.sum() > b.sum():
@@ -463,6 +474,8 @@ CASES = {
     "view_across_branch_p": (view_across_branch, [np.arange(1.0, 5.0)]),
     "view_across_branch_n": (view_across_branch, [-np.arange(1.0, 5.0)]),
     "nonlocal_array": (nonlocal_array, [np.array([1.0, -1.0, 2.0])]),
+    "nonlocal_swap_p": (nonlocal_swap_under_a_branch, [np.array([3.0, 1.0, -1.0])]),
+    "nonlocal_swap_n": (nonlocal_swap_under_a_branch, [np.array([-3.0, 1.0, 1.0])]),
     "helper_returns_alias": (helper_returns_alias, [np.ones(3), np.zeros(3)]),
     "helper_returns_alias2": (helper_returns_alias, [np.zeros(3), np.ones(3)]),
     "dict_slot": (dict_slot, [np.arange(3.0)]),
@@ -1124,12 +1137,43 @@ def is_among_three(a, b, c):
     return y is x, y is z, y is a, x is z
 
 
+def base_of_views_of_views(a, b, c):
+    x = a.copy()
+    v = x[1:]
+    w, r = v[::-1], x.reshape(1, 3)
+    return v.base is x, w.base is x, w.base is v, r.T.base is x, x.base is None, (x + 1).base is None
+
+
+def base_of_a_view_chosen_at_run_time(a, b, c):
+    x = a.copy()
+    v = x[1:] if b[0] > 0 else c[1:]
+    w = v[::-1]                       # a view of one of two views
+    return v.base is x, v.base is c, w.base is x, v.base is not a
+
+
+def write_through_the_base_of_a_chosen_view(a, b, c):
+    x = a.copy()
+    v = x[1:] if b[0] > 0 else c[:2]
+    v.base[0] = 7.0                   # writes x or c, whichever v views
+    return x, v
+
+
 @pytest.mark.parametrize("fn", [is_after_a_branch, is_not_decides_which_array_is_written, is_in_a_loop, is_after_a_loop,
-                                memory_shared_on_one_path, is_among_three], ids=lambda fn: fn.__name__)
+                                memory_shared_on_one_path, is_among_three, base_of_views_of_views,
+                                base_of_a_view_chosen_at_run_time, write_through_the_base_of_a_chosen_view],
+                         ids=lambda fn: fn.__name__)
 def test_identity_of_an_array_chosen_at_run_time_is_numpys(fn):
     for signs in [(1, 1, 1), (-1, -1, -1), (1, -1, 1), (-1, 1, -1)]:
         a, b, c = (np.arange(3.0) + 1) * 0.5, np.array(signs, float), np.arange(3.0) - 1
         _check(fn.__name__, fn, [a, b, c])
+
+
+def test_base_that_is_a_view_on_one_path_only_is_a_clear_error():
+    def f(a, b):
+        v = a[1:] if b[0] > 0 else b[1:].copy()
+        return v.base is None
+    with pytest.raises(cf.UnsupportedError, match=r"\.base of a variable that holds one of several arrays"):
+        cf.jit(f)(np.ones(3), np.ones(3))
 
 
 def test_id_of_an_array_chosen_at_run_time_is_a_clear_error():

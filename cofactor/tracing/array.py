@@ -54,7 +54,7 @@ class TracedArray:
     """A traced array: either the owner of an IR value, or a view (``base`` + ``lens``)
     whose value is read from, and written into, its base."""
 
-    __slots__ = ("_value", "base", "lens", "_read", "serial", "scalar", "weak", "bounds", "stale", "mirrored_by",
+    __slots__ = ("_value", "viewed", "lens", "_read", "serial", "scalar", "weak", "bounds", "stale", "mirrored_by",
                  "__weakref__")
     __array_priority__ = 1000
     path_dependent = False  # a number whose kind depends on the path taken (path_numbers.py)
@@ -69,7 +69,7 @@ class TracedArray:
 
     def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None, scalar=False, weak=None):
         self._value = value
-        self.base = base  # the array this one is a view of, as in NumPy
+        self.viewed = base  # the array this one is a view of, as in NumPy
         self.lens = lens
         self._read = None  # (base value, block, view value) of the last read
         self.serial = next(_serials)
@@ -85,7 +85,7 @@ class TracedArray:
             if self.stale is not None:
                 raise located(TracingError(self.stale))
             return self._value
-        base_value = self.base.value
+        base_value = self.viewed.value
         block = current_block()  # a value read inside a branch or function is not visible outside it
         if self._read is None or self._read[0] is not base_value or self._read[1] is not block:
             self._read = (base_value, block, self.lens.read(base_value))
@@ -106,17 +106,17 @@ class TracedArray:
                 for either in self.mirrored_by:
                     either.refresh()
         else:
-            self.base.value = self.lens.write(self.base.value, new)
+            self.viewed.value = self.lens.write(self.viewed.value, new)
 
     @property
     def type(self):
         if self.lens is None:
             return self._value.type
-        return self.lens.type_of(self.base.type) or self.value.type
+        return self.lens.type_of(self.viewed.type) or self.value.type
 
     def owners(self) -> list:
         """The owners whose storage this array reads and writes."""
-        return [self] if self.lens is None else self.base.owners()
+        return [self] if self.lens is None else self.viewed.owners()
 
     def stands_for(self) -> type:
         """The type user code sees (``type(x)``, ``isinstance``): a Python number's, a NumPy
@@ -135,6 +135,16 @@ class TracedArray:
     mT = property(lambda self: np.swapaxes(self, -1, -2))
     real = property(lambda self: np.real(self), lambda self, v: np.real(self).__setitem__(Ellipsis, v))
     imag = property(lambda self: np.imag(self), lambda self, v: _set_imag(self, v))
+
+    @property
+    def base(self):
+        """NumPy's ``base``: the array whose memory a view reads (past views of views), else None."""
+        if self.lens is None or self.scalar:
+            return None
+        x = self.viewed
+        while x.lens is not None:
+            x = x.viewed
+        return x.base if isinstance(x, Either) and x.base is not None else x
 
     def __repr__(self):
         kind = "Python number" if self.weak else "scalar" if self.scalar else "TracedArray"
@@ -329,6 +339,19 @@ class Either(TracedArray):
                 for owner in choice.owners() if k != mirror else ():
                     owner.mirrored_by = (owner.mirrored_by or []) + [self]
 
+    @property
+    def base(self):
+        """The base of the chosen array: one array, None, or an Either of bases over the same selector."""
+        bases = [c.base for c in self.choices]
+        if all(b is bases[0] for b in bases):
+            return bases[0]
+        if any(b is None or (b.shape, b.dtype) != (bases[0].shape, bases[0].dtype) for b in bases):
+            raise located(UnsupportedError(
+                ".base of a variable that holds one of several arrays, chosen at run time by a traced branch, "
+                "whose bases differ in kind (a view on one path, not on another, or bases of different shapes): "
+                "compare the arrays themselves with `is` or np.shares_memory, which cofactor traces"))
+        return Either(self.selector, bases)
+
     def picks(self, k: int) -> Value:
         """The predicate (i1) that the selector picks choice ``k``."""
         return ops.compare(self.selector, ops.constant(np.array(k, np.int32)), "EQ")
@@ -413,8 +436,8 @@ def share_storage(a, b):
     """Whether ``a`` and ``b`` (arrays, views, Eithers) read one owner's storage: a traced bool where
     that depends on the path taken."""
     def owner(x):
-        while isinstance(x, TracedArray) and not isinstance(x, Either) and x.base is not None:
-            x = x.base
+        while isinstance(x, TracedArray) and not isinstance(x, Either) and x.viewed is not None:
+            x = x.viewed
         return x
     return _one_of(owner(a), owner(b), owner)
 
@@ -450,7 +473,7 @@ def _may_be(x, leaf) -> list:
 def nesting(x: TracedArray) -> int:
     """How deep Eithers nest under the array that ``x`` (or the array it views) is."""
     while not isinstance(x, Either) and x.lens is not None:
-        x = x.base
+        x = x.viewed
     return x.depth if isinstance(x, Either) else 0
 
 
@@ -582,8 +605,8 @@ def _set_shape(array: TracedArray, shape):
     with numpy_rules():  # NumPy's checks and errors: a size that differs, strides that need a copy
         fake.shape = shape
     if array.lens is not None:  # a view: now a reshape of what it was
-        array.base, array.lens, array._read = TracedArray(None, array.base, array.lens), Reshape(fake.shape), None
-    elif any(isinstance(r, TracedArray) and r.base is array for r in gc.get_referrers(array)):
+        array.viewed, array.lens, array._read = TracedArray(None, array.viewed, array.lens), Reshape(fake.shape), None
+    elif any(isinstance(r, TracedArray) and r.viewed is array for r in gc.get_referrers(array)):
         raise located(UnsupportedError("assigning .shape of an array that views of it still read is not supported "
                                        "(they would keep its old shape): use a = a.reshape(...)"))
     else:

@@ -364,7 +364,7 @@ class View(Node):
 
     def fit(self, x, f):
         if not isinstance(x, TracedArray) or x.lens is None or not f.made_here(x) or x.scalar \
-                or not self.lens.same_template(x.lens) or not f.fit(self.base, x.base):
+                or not self.lens.same_template(x.lens) or not f.fit(self.base, x.viewed):
             return False
         return f.give(self, x, lambda: list(x.lens.values()))
 
@@ -567,8 +567,8 @@ class Worlds:
                     if isinstance(x, Either) and id(x) in pick:
                         memo[id(x)] = chosen(x.choices[pick[id(x)]])
                     elif isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
-                        base = chosen(x.base)
-                        memo[id(x)] = x if base is x.base else TracedArray(None, base, x.lens)
+                        base = chosen(x.viewed)
+                        memo[id(x)] = x if base is x.viewed else TracedArray(None, base, x.lens)
                     else:
                         memo[id(x)] = x
                 return memo[id(x)]
@@ -610,7 +610,7 @@ class Worlds:
 def _under_views(x):
     """The array (or Either) a chain of views of ``x`` is made over."""
     while isinstance(x, TracedArray) and not isinstance(x, Either) and x.lens is not None:
-        x = x.base
+        x = x.viewed
     return x
 
 
@@ -690,7 +690,7 @@ def export(x, start: int, memo: dict) -> Node:
     elif x.lens is None:
         node = Owner(x.type)
     else:
-        node = View(export(x.base, start, memo), x.lens, x.type)
+        node = View(export(x.viewed, start, memo), x.lens, x.type)
     memo[id(x)] = node
     return node
 

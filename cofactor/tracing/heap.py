@@ -133,7 +133,7 @@ class Heap:
                     self.owners[id(owner)] = owner
                     self.observable.add(id(owner))
                 if value.lens is not None:
-                    stack.append((value.base, depth))
+                    stack.append((value.viewed, depth))
             elif isinstance(value, tuple):
                 stack += [(v, depth + 1) for v in value[:_WIDTH]]
             elif isinstance(value, types.FunctionType):

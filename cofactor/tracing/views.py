@@ -358,7 +358,7 @@ def _lens_chain(array):
     lenses = []
     while array.lens is not None:
         lenses.append(array.lens)
-        array = array.base
+        array = array.viewed
     return lenses, array
 
 
