@@ -27,8 +27,9 @@ layout only has to say, for every state a region can leave, which object each va
 An ``Either`` made in the region (a branch inside a loop body) is resolved leaf by leaf
 (``Choice._resolve_either``) while no other variable holds its arrays.  Where another does (the
 Eithers are *entangled*: ``a = acc`` and then ``acc = acc * 2`` under a traced if), the state is
-fitted once per combination of those Eithers' choices (``Worlds``), so that one array two
-variables hold is one node in every world, and the payloads are merged by the selectors.
+fitted once per *world*, a choice for each of those Eithers that the state reaches (``Worlds``),
+so that one array two variables hold is one node in every world, and the payloads are merged by
+the selectors.
 """
 from __future__ import annotations
 
@@ -530,7 +531,7 @@ class Worlds:
     then ``acc = acc * 2`` under a traced if.  Fitted leaf by leaf, each variable's Either would be
     resolved on its own, and the array both hold could land in two nodes: two arrays after the
     region where NumPy has one.  So such a state is fitted once per *world*, a choice for each
-    entangled Either, with every Either replaced by its choice (and views of it re-made over the
+    entangled Either the state reaches (``_picks``), with every Either replaced by its choice (and views of it re-made over the
     choice): each world is a state of plain arrays, whose sharing the fit keeps exactly.  The
     worlds' payloads are then merged (``merged``): the selectors pick the world."""
 

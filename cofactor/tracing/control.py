@@ -565,8 +565,10 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
 
     The body is traced again when it leaves its variables in another layout than it found them
     (a number it widens, a variable it rebinds that the hint missed, a variable first assigned in
-    it that it also reads before assigning, an array it writes that no variable showed), and then
-    its Python side effects run again.
+    it that it also reads before assigning, an array it writes that no variable showed), and with
+    a fresh layout when a hint was wrong (a variable it assigns but leaves holding what it held)
+    or an array the layout adopted turns out to be seen by two bindings; then its Python side
+    effects run again.
     """
     where = f"the loop at line {line}"
     bindings = Bindings(names, get_state, set_state, scope, where)
