@@ -1260,7 +1260,19 @@ class _Generator:
             atoms.append(lambda: f"{self.element(ctx, vectors).code} < {self.element(ctx, vectors).code}")
         if scalars:
             atoms.append(lambda: f"{self.variable(ctx, scalars).code} {cmp()} {rng.choice(THRESHOLDS)}")
+        named = self.vars_of(ctx, lambda k: k.cat == "array")
+        if len(named) >= 2:
+            atoms.append(lambda: self.identity(named))
         return atoms
+
+    def identity(self, names):
+        """Whether two variables hold one array, or arrays that share memory (NumPy's answer depends
+        on which arrays the paths taken bound them to)."""
+        x, y = self.rng.sample(names, 2)
+        form = self.rng.choice(["{x} is {y}", "{x} is not {y}", "np.shares_memory({x}, {y})",
+                                "np.may_share_memory({x}, {y})"])
+        self.note("identity")
+        return form.format(x=x, y=y)
 
 
 def _indent(lines):

@@ -1071,3 +1071,34 @@ def masked_products_in_a_while(a, t):   # identity) as an index: an InternalErro
     while k0 < 1.25 and a[0] < a[0]:
         _mask_products(a)
     return t
+
+
+def _masked_dot(x, y):
+    return np.sum(np.flip(y[y > 0.0]) * y[y > 0.0])
+
+
+@fuzzed(10005436, ("float64", "int64"))  # the loop's run-time length checks took all 64 message slots: the
+def assert_message_after_many_checks(b, c, t, n):  # assert's message showed TracedArray(...), not -0.22
+    k3 = 1
+    while (k3 := (k3 + 3)) <= 28:
+        _masked_dot(c[::-1], b)
+    assert not b[n % 5] < c[n % 5], f'check 5: {t}'
+    return 2.0
+
+
+@fuzzed(9993490, ("float64", "int64"))  # after an early return, x3 = c; c = c in nested loops made a choice of
+def early_return_then_self_assigned_in_loops(a, b, c, n):  # c or a copy each trip: 2**22 worlds, a hang
+    c[:-1] = n
+    if (b < -1.0).all():
+        if b.max() > b.min():
+            return np.max(b), a[-1]
+    else:
+        a = c[::-1] * 1.0
+    k1 = 0
+    while k1 < 32:
+        k1 += 3
+        a[::-1] *= 0.5
+        for i2 in range(11):
+            x3 = c
+            c = c
+    return np.float64(1.0) + np.int64(5), 3.0
