@@ -9,10 +9,10 @@ Names, storage and views, as NumPy has them:
 
 - An *owner* holds the current IR value of its storage (``_value``).  Writing it (``a[...] = v``,
   ``a += 1``, ``out=``) replaces that value, and every object viewing the owner sees it: a *view*
-  holds its ``base`` and a ``lens`` and reads and writes through them (views.py).  An
-  ``Either`` is an array that is one of several arrays, which one decided at run time (a
-  variable rebound in one branch of a traced ``if`` and updated in place in the other): it
-  reads the chosen one and writes each of them where chosen.
+  holds the array it views (``viewed``) and a ``lens`` and reads and writes through them
+  (views.py).  An ``Either`` is an array that is one of several arrays, which one decided at run
+  time (a variable rebound in one branch of a traced ``if`` and updated in place in the other):
+  it reads the chosen one and writes each of them where chosen.
 - A Python name is bound to an object; rebinding it (``s = s + 1``) changes only the name.
   The converted control flow (control.py) carries both the bindings a region changes and the
   storage it writes.
@@ -51,8 +51,9 @@ def serial_now() -> int:
 
 
 class TracedArray:
-    """A traced array: either the owner of an IR value, or a view (``base`` + ``lens``)
-    whose value is read from, and written into, its base."""
+    """A traced array: either the owner of an IR value, or a view (``viewed`` + ``lens``)
+    whose value is read from, and written into, the array it views (NumPy's ``base`` is the
+    owner at the end of that chain)."""
 
     __slots__ = ("_value", "viewed", "lens", "_read", "serial", "scalar", "weak", "bounds", "stale", "mirrored_by",
                  "__weakref__")
@@ -69,7 +70,7 @@ class TracedArray:
 
     def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None, scalar=False, weak=None):
         self._value = value
-        self.viewed = base  # the array this one is a view of, as in NumPy
+        self.viewed = base  # the array this one is a view of (itself maybe a view)
         self.lens = lens
         self._read = None  # (base value, block, view value) of the last read
         self.serial = next(_serials)
@@ -144,7 +145,8 @@ class TracedArray:
         x = self.viewed
         while x.lens is not None:
             x = x.viewed
-        return x.base if isinstance(x, Either) and x.base is not None else x
+        chosen = x.base if isinstance(x, Either) else None  # a view of one of several views
+        return x if chosen is None else chosen
 
     def __repr__(self):
         kind = "Python number" if self.weak else "scalar" if self.scalar else "TracedArray"

@@ -33,7 +33,6 @@ the selectors.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError, located, numpy_rules
@@ -531,9 +530,10 @@ class Worlds:
     then ``acc = acc * 2`` under a traced if.  Fitted leaf by leaf, each variable's Either would be
     resolved on its own, and the array both hold could land in two nodes: two arrays after the
     region where NumPy has one.  So such a state is fitted once per *world*, a choice for each
-    entangled Either the state reaches (``_picks``), with every Either replaced by its choice (and views of it re-made over the
-    choice): each world is a state of plain arrays, whose sharing the fit keeps exactly.  The
-    worlds' payloads are then merged (``merged``): the selectors pick the world."""
+    entangled Either the state reaches (``_picks``), with every Either replaced by its choice (and
+    views of it re-made over the choice): each world is a state of plain arrays, whose sharing the
+    fit keeps exactly.  The worlds' payloads are then merged (``merged``): the selectors pick the
+    world."""
 
     def __init__(self, eithers: dict, picks: list):
         self.eithers = eithers  # id -> an entangled Either
