@@ -1085,20 +1085,3 @@ def assert_message_after_many_checks(b, c, t, n):  # assert's message showed Tra
     assert not b[n % 5] < c[n % 5], f'check 5: {t}'
     return 2.0
 
-
-@fuzzed(9993490, ("float64", "int64"))  # after an early return, x3 = c; c = c in nested loops made a choice of
-def early_return_then_self_assigned_in_loops(a, b, c, n):  # c or a copy each trip: 2**22 worlds, a hang
-    c[:-1] = n
-    if (b < -1.0).all():
-        if b.max() > b.min():
-            return np.max(b), a[-1]
-    else:
-        a = c[::-1] * 1.0
-    k1 = 0
-    while k1 < 32:
-        k1 += 3
-        a[::-1] *= 0.5
-        for i2 in range(11):
-            x3 = c
-            c = c
-    return np.float64(1.0) + np.int64(5), 3.0
