@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import statistics
 import subprocess
 import sys
@@ -56,33 +55,29 @@ def ready(out):
     return out
 
 
-def median_ms(fns: dict, budget_s) -> dict:
-    """Median time in ms of each ``fns[k]()`` after a warm-up, sampled in interleaved rounds so
-    that load from other processes weighs on all alike.  A sample runs a function often enough
-    to last 2 ms (tiny functions: the per-call cost); rounds go on for ``budget_s`` (at least 5)."""
-    def sample(fn, calls):
+def median_ms(fn, budget_s) -> float:
+    """Median time in ms of ``fn()`` over samples taken one after another for ``budget_s`` (at
+    least 5), after 20 ms of untimed calls.  A sample runs it often enough to last 2 ms (tiny
+    functions: the per-call cost).  Each function of a program is timed in a block of its own,
+    not in turns with the others: NumPy's BLAS (which cofactor's large products call too) keeps
+    a thread spinning for a while after each call, which slowed XLA's threads in the next turn
+    2-2.5x, and the other columns' copies of a large argument pushed this one's out of the cache."""
+    def run(calls):
         start = time.perf_counter()
         for _ in range(calls):
             fn()
-        return (time.perf_counter() - start) / calls
+        return time.perf_counter() - start
 
-    calls = {}
-    for k, fn in fns.items():
-        fn()
-        calls[k] = 1
-        while calls[k] < 100_000 and sample(fn, calls[k]) * calls[k] < 2e-3:
-            calls[k] *= 10
-    samples = {k: [] for k in fns}
-    shuffler = random.Random(0)
+    fn()
+    calls = 1
+    while calls < 100_000 and run(calls) < 2e-3:
+        calls *= 10
+    run(max(1, round(0.02 / (run(calls) / calls))))
+    samples = []
     deadline = time.perf_counter() + budget_s
-    for rounds in range(100):
-        if rounds >= 5 and time.perf_counter() > deadline:
-            break
-        order = list(fns)
-        shuffler.shuffle(order)  # a rotation would keep each one right behind the same neighbour
-        for k in order:
-            samples[k].append(sample(fns[k], calls[k]))
-    return {k: statistics.median(v) * 1e3 for k, v in samples.items()}
+    while len(samples) < 5 or (time.perf_counter() < deadline and len(samples) < 100):
+        samples.append(run(calls) / calls)
+    return statistics.median(samples) * 1e3
 
 
 def build(name, quick):
@@ -125,10 +120,10 @@ def measure(name, quick, budget_s):
     if jax_fn is not None:
         jax_args = args["jax"]()
         timed["jax"] = lambda: ready(jitted(*jax_args))
-    row.update({k + "_ms": ms for k, ms in median_ms(timed, budget_s).items()})
-    if numpy_fn:  # timed on its own: NumPy's many-threaded BLAS and allocations slow whatever runs next
+    if numpy_fn:
         numpy_args = args["numpy"]()
-        row["numpy_ms"] = median_ms({"numpy": lambda: numpy_fn(*numpy_args)}, budget_s / 2)["numpy"]
+        timed["numpy"] = lambda: numpy_fn(*numpy_args)
+    row.update({k + "_ms": median_ms(fn, budget_s / 3) for k, fn in timed.items()})
 
     if numpy_fn:
         row["cf_over_numpy"] = row["cofactor_ms"] / row["numpy_ms"]

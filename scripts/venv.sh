@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Makes sure ./.venv exists and holds cofactor (editable) with its pinned dependencies.
-# Re-installs when pyproject.toml, setup.py or the C allocator they build changes.  Sourced by ./demo and ./test.
+# Re-installs when pyproject.toml, setup.py or the C files they build change.  Sourced by ./demo and ./test.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 stamp="$venv/.cofactor-installed"
-want="$(cat "$root/pyproject.toml" "$root/setup.py" "$root/cofactor/runtime/_aligned.c" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$root/pyproject.toml" "$root/setup.py" "$root/cofactor/runtime/_aligned.c" "$root/cofactor/xla/_blas.c" | sha256sum | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/python" ]; then
   python=""
   for candidate in python3.11 python3; do

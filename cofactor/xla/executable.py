@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import cache
+from . import blas
 from ..errors import ArgumentError, CompilationError, SlowCompileWarning, warn_in_user_code
 from ..runtime import distributed
 from ..runtime.array import ConcreteArray, single_device, transfer
@@ -206,6 +207,8 @@ class Executable:
         self.placement = placement
         if placement is None:
             self.device = device or default_device()
+            if self.device.platform == "cpu":
+                mlir_text = blas.lowered(mlir_text)
             self.loaded, self.slow = _compile(mlir_text, (self.device,), xla_client.CompileOptions())
             self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
             self._put = transfer(self.device)

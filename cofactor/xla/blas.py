@@ -1,0 +1,109 @@
+"""On CPU, large matrix products run in NumPy's own BLAS rather than XLA's dot.
+
+XLA:CPU multiplies matrices with Eigen compiled for a baseline instruction set; NumPy's wheels
+bundle OpenBLAS, which chooses its kernels for the machine (AVX-512 where there is one).  On
+such a machine XLA's dot took 1.6x NumPy's time for 1000x1000 float64 matrices and 1.7-2x for
+a 4000x5000 matrix-vector product, so a NumPy program compiled by cofactor lost to NumPy on
+exactly the operation it spends its time in.  ``lowered`` therefore rewrites each float32 or
+float64 ``stablehlo.dot_general`` of matrices and vectors (no batch dimensions) that is large
+enough into a custom call of ``_blas.c``, which calls OpenBLAS's gemm or gemv with transpose
+flags in place of transposed operands.  It is the last step before XLA compiles a module for
+one CPU device (a program over several devices keeps XLA's dot, which its partitioner splits).
+
+The rewrite reads the optimized module's text (MLIR prints a dot_general on one line, in one
+form) and leaves every line it does not recognize as it is.  ``COFACTOR_BLAS=0`` turns it off;
+it is off where cofactor was built without a C compiler or NumPy has no ILP64 OpenBLAS."""
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import os
+import re
+
+import numpy as np
+
+TARGET = "cofactor_blas"
+# Below these sizes XLA's own dot is as fast (it also fuses small products with their neighbours).
+MIN_GEMM_MULTIPLIES = 1 << 15  # M * N * K
+MIN_GEMV_ELEMENTS = 1 << 12    # the matrix's
+
+_TYPE = r"tensor<((?:\d+x)+)(f32|f64)>"
+_DOT = re.compile(r"^(?P<head>\s*%[\w#:]+ = )stablehlo\.dot_general (?P<a>%[\w#]+), (?P<b>%[\w#]+), "
+                  r"contracting_dims = \[(?P<ca>\d)\] x \[(?P<cb>\d)\](?:, precision = \[\w+, \w+\])? : "
+                  rf"\({_TYPE}, {_TYPE}\) -> {_TYPE}$", re.MULTILINE)
+_LAYOUT = {1: "dense<0> : tensor<1xindex>", 2: "dense<[1, 0]> : tensor<2xindex>"}
+
+
+def _openblas_functions():
+    """The addresses of dgemm, sgemm, dgemv and sgemv in NumPy's bundled ILP64 OpenBLAS, or None."""
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    for path in glob.glob(os.path.join(root, "numpy.libs", "*openblas64*")) + \
+            glob.glob(os.path.join(root, "numpy", ".dylibs", "*openblas64*")):
+        try:
+            library = ctypes.CDLL(path)
+            return [ctypes.cast(getattr(library, f"scipy_cblas_{name}64_"), ctypes.c_void_p).value
+                    for name in ("dgemm", "sgemm", "dgemv", "sgemv")]
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+@functools.cache
+def available() -> bool:
+    """Whether the target is registered with XLA:CPU (done once, on first use)."""
+    if os.environ.get("COFACTOR_BLAS", "1") == "0":
+        return False
+    try:
+        from . import _blas
+    except ImportError:
+        return False
+    functions = _openblas_functions()
+    if functions is None:
+        return False
+    from jaxlib import xla_client
+
+    xla_client.register_custom_call_target(TARGET, _blas.bind(*functions), "cpu", api_version=0)
+    return True
+
+
+def lowered(text: str) -> str:
+    """``text`` with its large float matrix products as calls of NumPy's BLAS (where available)."""
+    if "stablehlo.dot_general" not in text or not available():
+        return text
+    return _DOT.sub(_call, text)
+
+
+def _call(match) -> str:
+    """The custom call for one dot_general, or the line itself when BLAS does not take it."""
+    a, b, ca, cb = match["a"], match["b"], int(match["ca"]), int(match["cb"])
+    (a_dims, a_type), (b_dims, b_type), (r_dims, r_type) = (
+        ([int(d) for d in dims[:-1].split("x")], kind) for dims, kind in
+        (match.group(6, 7), match.group(8, 9), match.group(10, 11)))
+    if not a_type == b_type == r_type or 0 in a_dims + b_dims:
+        return match[0]
+    kind = "d" if a_type == "f64" else "s"
+    if len(a_dims) == len(b_dims) == 2:
+        ta, tb = ca == 0, cb == 1
+        m, k, n = a_dims[1 - ca], a_dims[ca], b_dims[1 - cb]
+        if m * n * k < MIN_GEMM_MULTIPLIES:
+            return match[0]
+        opaque, operands = f"{kind} gemm {int(ta)} {int(tb)} {m} {n} {k}", (a, b)
+        types, ranks = (match.group(6, 7), match.group(8, 9)), (2, 2)
+    elif sorted((len(a_dims), len(b_dims))) == [1, 2]:
+        matrix_first = len(a_dims) == 2
+        rows, cols = a_dims if matrix_first else b_dims
+        contracted = ca if matrix_first else cb
+        if rows * cols < MIN_GEMV_ELEMENTS:
+            return match[0]
+        opaque = f"{kind} gemv {int(contracted == 0)} {rows} {cols}"
+        operands = (a, b) if matrix_first else (b, a)
+        types = (match.group(6, 7), match.group(8, 9)) if matrix_first else (match.group(8, 9), match.group(6, 7))
+        ranks = (2, 1)
+    else:
+        return match[0]
+    operand_types = ", ".join(f"tensor<{dims}{kind_}>" for dims, kind_ in types)
+    layouts = ", ".join(_LAYOUT[r] for r in ranks)
+    return (f'{match["head"]}stablehlo.custom_call @{TARGET}({operands[0]}, {operands[1]}) '
+            f'{{api_version = 3 : i32, backend_config = "{opaque}", operand_layouts = [{layouts}], '
+            f'result_layouts = [{_LAYOUT[len(r_dims)]}]}} : ({operand_types}) -> tensor<{match.group(10)}{r_type}>')
