@@ -11,7 +11,7 @@ import cofactor as cf
 from tests.conftest import assert_same, check
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from extent_kernels import KERNELS, cholesky, durbin, forward_substitution  # noqa: E402
+from extent_kernels import KERNELS, cholesky, durbin, forward_substitution, gram_schmidt  # noqa: E402
 
 rng = np.random.default_rng(12)
 
@@ -41,6 +41,50 @@ def test_a_triangular_loop_is_one_loop():
     text = cf.code_hlo(forward_substitution, np.eye(40) * 2, np.ones(40))
     assert text.count("stablehlo.while") == 1
     assert len(text) < 20_000  # not 40 copies of its body
+
+
+def _sliced_by_the_counter(x, k):
+    out = np.zeros_like(x)
+    total = 0.0
+    for i in range(x.shape[0]):
+        out[i] = x[:i].sum() - x[i + 1:].max(initial=-1.0) + x[k:i].sum() + x[max(i - 3, 0):i + 2].mean()
+        total += np.dot(x[:i], x[::-1][:i])
+    for i in range(x.shape[0] - 1, -1, -1):
+        out[i:] += x[:x.shape[0] - i] * 1e-3
+    return out, total
+
+
+def test_a_long_loop_that_slices_by_its_counter_runs_in_parts():
+    """Each part's slices span the lanes its counters reach, not the whole axis (statements.for_)."""
+    from cofactor.convert.statements import SEGMENTED_TRIPS
+    n = SEGMENTED_TRIPS + 3  # two parts
+    x = rng.standard_normal(n)
+    for k in (np.int64(5), np.int64(-7)):
+        assert_same(cf.jit(_sliced_by_the_counter)(x, k), _sliced_by_the_counter(x, k), rtol=1e-9)
+    text = cf.compile(_sliced_by_the_counter, x, np.int64(5), optimize=False).mlir
+    assert text.count("stablehlo.while") == 2 * 2
+    assert f"tensor<{-(-n // 2)}xf64>" in text  # the first part's x[:i]
+
+
+def test_a_long_loop_that_slices_a_column_block_by_its_counter_stays_one_loop():
+    """Only leading axes are narrowed: Gram-Schmidt's A[:, k + 1:] would meet its R[k, k + 1:] narrowed
+    while it spans the axis, and each part pay a realignment of the whole block."""
+    from cofactor.convert.statements import SEGMENTED_TRIPS
+    A = rng.random((SEGMENTED_TRIPS + 2, SEGMENTED_TRIPS))
+    got, want = cf.jit(gram_schmidt)(A), gram_schmidt(A)
+    assert_same(got, want, rtol=1e-8, atol=1e-10)
+    assert cf.code_hlo(gram_schmidt, A).count("stablehlo.while") == 1
+
+
+def test_gradient_through_a_loop_in_parts():
+    from cofactor.convert.statements import SEGMENTED_TRIPS
+    n, eps = SEGMENTED_TRIPS + 5, 1e-6
+    L, b = np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)
+    loss = lambda L, b: np.sum(forward_substitution(L, b) ** 2)  # noqa: E731
+    dL, db = (np.asarray(g) for g in cf.grad(loss, argnums=(0, 1))(L, b))
+    dirL, dirb = np.tril(rng.standard_normal((n, n))), rng.standard_normal(n)
+    want = (loss(L + eps * dirL, b + eps * dirb) - loss(L - eps * dirL, b - eps * dirb)) / (2 * eps)
+    assert np.sum(dL * dirL) + np.sum(db * dirb) == pytest.approx(want, rel=1e-5)
 
 
 def test_gradient_through_a_triangular_loop():

@@ -571,6 +571,7 @@ class ControlFlow(ast.NodeTransformer):
             self.generic_visit(node)
             return before + [self._unconverted(node, "for loop", node.body, escape, names, brk)] + after
         p = self._prefix("for")
+        sliced = _sliced_by(node.target, node.body)
         item = f"{p}_item"
         node.body = [ast.copy_location(ast.Assign([node.target], _name(item)), node)] + node.body
         if brk:  # iterations after a break do nothing, nor assign the loop variable
@@ -581,8 +582,35 @@ class ControlFlow(ast.NodeTransformer):
         iterable = _traced_range(node.iter) if _is_range(node.iter) else node.iter  # may have traced bounds
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
-                                   _constants(names), ast.Constant(node.lineno), stop, _constants(rebound)], node)
+                                   _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),
+                                   ast.Constant(sliced)], node)
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
+
+
+def _sliced_by(target, body) -> bool:
+    """Whether ``body`` slices with a bound that names the loop variable ``target`` (``x[:i]``,
+    ``A[i, i + 1:]``), each such slice on a leading axis (the ones before it indexed by integers, so
+    its lanes are one block of memory: numpy/extent_ops.py narrows only those): statements.for_ then
+    runs a long loop in parts, each slicing fewer lanes.  A loop that also slices a column block by
+    its counter (Gram-Schmidt's ``A[:, k + 1:]``) stays one loop."""
+    if not isinstance(target, ast.Name):
+        return False
+
+    def names_target(item):
+        return isinstance(item, ast.Slice) and any(isinstance(n, ast.Name) and n.id == target.id
+                                                   for bound in (item.lower, item.upper) if bound is not None
+                                                   for n in ast.walk(bound))
+    found = False
+    for node in (n for statement in body for n in ast.walk(statement) if isinstance(n, ast.Subscript)):
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for k, item in enumerate(items):
+            if names_target(item):
+                if any(not isinstance(before, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Attribute))
+                       or isinstance(before, ast.Constant) and before.value in (None, Ellipsis)
+                       for before in items[:k]):
+                    return False
+                found = True
+    return found
 
 
 def convert_expressions(node):
