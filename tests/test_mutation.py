@@ -319,6 +319,16 @@ def element_column(m, i):
     return m[i, 0], m[1, 1]
 
 
+def blocks_after_elements(m, i, k):
+    m[i, k] = 7.0          # traced positions: inside row i, the row of i % 4, column k; known: not in row 3's
+    m[2, 1] -= 1.0
+    r = m[i % 4] * 1       # a row at a traced start
+    c = m[:, k] + 0        # a column
+    m[i, 0] += m[1:3, :].sum()         # a block at known starts, then one past a write to a block
+    m[1:3, i % 2] = 0.5
+    return r, c, m[3] + m[2:, 1:3].ravel().sum(), m[i % 4, 1:] * 2
+
+
 def _same_within_rounding(got, want):
     """Equal for integers; for floats, a few roundings apart (XLA may fuse a product into a sum)."""
     got, want = np.asarray(got), np.asarray(want)
@@ -336,6 +346,8 @@ def test_element_reads_after_element_writes(dtype):
     calls += [(element_column, (rng.normal(size=(4, 4)) * 10).astype(dtype), np.int64(i)) for i in (0, 1, 3)]
     calls += [(element_after_blocks, (rng.normal(size=(4, 4)) * 10).astype(dtype), np.int64(i),
                (rng.normal(size=4) * 10).astype(dtype)) for i in (0, 1, 6)]
+    calls += [(blocks_after_elements, (rng.normal(size=(4, 4)) * 10).astype(dtype), np.int64(i), np.int64(k))
+              for i, k in [(0, 0), (1, 3), (2, 1), (3, -1), (-2, 2)]]
     for f, a, *indices in calls:
         expected = a.copy()
         want = f(expected, *indices)
@@ -347,15 +359,18 @@ def test_element_reads_after_element_writes(dtype):
 
 def test_an_element_loop_does_not_copy_its_array_each_step():
     """Cholesky writes A[i, j] and then reads A[j, j]: read from the array before the write, XLA
-    updates A in place instead of copying all of it on each step (only the argument is copied)."""
+    updates A in place instead of copying all of it on each step (only the argument is copied).
+    Gram-Schmidt writes R[k, k], then through R[k, k + 1:] (reading row k for the lanes it keeps):
+    the row is read from R before the element write, with the element put in."""
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-    from extent_kernels import cholesky
+    from extent_kernels import cholesky, gram_schmidt
 
     a = rng.random((30, 30))
     hlo = cf.jit(cholesky).lower(a @ a.T + 30 * np.eye(30)).xla_hlo()
     assert hlo.count("f64[30,30]{1,0} copy(") == 1, hlo
+    assert "f64[30,30]{1,0} copy(" not in cf.jit(gram_schmidt).lower(rng.random((32, 30))).xla_hlo()
 
 
 @pytest.mark.parametrize("step", [-1, -2])

@@ -167,7 +167,8 @@ def slice(x: Value, start, limit, strides=None) -> Value:
 
 
 def dynamic_slice(x: Value, starts, sizes) -> Value:
-    x, written = _before_element_writes(x, starts, sizes)
+    single = all(int(s) == 1 for s in sizes)
+    x, written = (_before_element_writes if single else _block_after_element_writes)(x, starts, sizes)
     return written if written is not None else _dynamic_slice_op(x, starts, sizes)
 
 
@@ -297,6 +298,49 @@ def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None
         for other in same[1:]:
             hit = binary("stablehlo.and", hit, other)
         return x, select(broadcast_in_dim(hit, tuple(sizes), ()), written, before)
+    return x, None
+
+
+def _block_after_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None]:
+    """A block read from the result of one-element writes (dynamic_update_slice): (the array to read
+    it from, or the block).  Past writes that miss the block at positions known at trace time, it
+    is read from the array before them; past one at a traced position, from the array before it,
+    with the written element put into the block where it falls inside.  As for an element read
+    (``_before_element_writes``), the write's result then need not be materialized beside the array
+    it updated: Gram-Schmidt's ``R[k, k] = ...`` then a write through ``R[k, k + 1:]`` (which reads
+    row k for the lanes it keeps) made XLA copy R on every step."""
+    wanted = None
+    for _ in range(_ELEMENT_WRITES_LOOKED_THROUGH):
+        write = x.owner
+        if not (isinstance(write, Operation) and write.name == "stablehlo.dynamic_update_slice"):
+            break
+        base, update, written_at = write.operands[0], write.operands[1], write.operands[2:]
+        if any(int(w) != 1 for w in update.shape):
+            break
+        wanted = wanted or [_clamped_index(q, dim - int(size) + 1) for q, dim, size in zip(starts, x.shape, sizes)]
+        offsets, inside, elsewhere = [], [], False
+        for dim, size, p, q in zip(base.shape, sizes, written_at, wanted):
+            p = _clamped_index(p, dim)
+            if isinstance(p, int) and isinstance(q, int):
+                elsewhere |= not q <= p < q + int(size)
+                offsets.append(p - q)
+                continue
+            offset = binary("stablehlo.subtract", _index_value(p), _index_value(q))
+            offsets.append(offset)
+            if int(size) < dim:
+                inside.append(binary("stablehlo.and", compare(offset, _index_value(0), "GE"),
+                                     compare(offset, _index_value(int(size)), "LT")))
+        if elsewhere:
+            x = base
+            continue
+        before = _dynamic_slice_op(base, starts, sizes)
+        patched = emit("stablehlo.dynamic_update_slice", [before, update, *map(_index_value, offsets)], [before.type])[0]
+        if not inside:
+            return x, patched
+        hit = inside[0]
+        for other in inside[1:]:
+            hit = binary("stablehlo.and", hit, other)
+        return x, select(broadcast_in_dim(hit, tuple(sizes), ()), patched, before)
     return x, None
 
 
