@@ -85,9 +85,16 @@ def test_the_rewrite_leaves_what_it_does_not_recognize():
              "(tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf64>")
     product = ("    %2 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [0] x [1], precision = [DEFAULT, DEFAULT] : "
                "(tensor<64x32xf64>, tensor<48x64xf64>) -> tensor<32x48xf64>")
-    text = "\n".join([batched, mixed, product])
+    printed = ('    %3 = "stablehlo.dot_general"(%arg0, %arg1) <{dot_dimension_numbers = #stablehlo.dot<'
+               'lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}> : '
+               '(tensor<4096xf32>, tensor<4096x2xf32>) -> (tensor<2xf32>)')  # as cofactor prints it
+    text = "\n".join([batched, mixed, product, printed])
     lines = blas.lowered(text).splitlines()
     assert lines[:2] == [batched, mixed]
+    assert lines[3] == ('    %3 = stablehlo.custom_call @cofactor_blas(%arg1, %arg0) {api_version = 3 : i32, '
+                        'backend_config = "s gemv 1 4096 2", operand_layouts = [dense<[1, 0]> : tensor<2xindex>, '
+                        'dense<0> : tensor<1xindex>], result_layouts = [dense<0> : tensor<1xindex>]} : '
+                        '(tensor<4096x2xf32>, tensor<4096xf32>) -> tensor<2xf32>')
     assert lines[2] == ('    %2 = stablehlo.custom_call @cofactor_blas(%arg0, %arg1) {api_version = 3 : i32, '
                         'backend_config = "d gemm 1 1 32 48 64", operand_layouts = [dense<[1, 0]> : tensor<2xindex>, '
                         'dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : '

@@ -10,8 +10,8 @@ enough into a custom call of ``_blas.c``, which calls OpenBLAS's gemm or gemv wi
 flags in place of transposed operands.  It is the last step before XLA compiles a module for
 one CPU device (a program over several devices keeps XLA's dot, which its partitioner splits).
 
-The rewrite reads the optimized module's text (MLIR prints a dot_general on one line, in one
-form) and leaves every line it does not recognize as it is.  ``COFACTOR_BLAS=0`` turns it off;
+The rewrite reads the module's text (a dot_general is one line, in the form MLIR prints or the
+one cofactor's printer does) and leaves every line it does not recognize as it is.  ``COFACTOR_BLAS=0`` turns it off;
 it is off where cofactor was built without a C compiler or NumPy has no ILP64 OpenBLAS."""
 from __future__ import annotations
 
@@ -29,9 +29,13 @@ MIN_GEMM_MULTIPLIES = 1 << 15  # M * N * K
 MIN_GEMV_ELEMENTS = 1 << 12    # the matrix's
 
 _TYPE = r"tensor<((?:\d+x)+)(f32|f64)>"
-_DOT = re.compile(r"^(?P<head>\s*%[\w#:]+ = )stablehlo\.dot_general (?P<a>%[\w#]+), (?P<b>%[\w#]+), "
-                  r"contracting_dims = \[(?P<ca>\d)\] x \[(?P<cb>\d)\](?:, precision = \[\w+, \w+\])? : "
-                  rf"\({_TYPE}, {_TYPE}\) -> {_TYPE}$", re.MULTILINE)
+_DOTS = (  # as MLIR prints it (the optimized module), and as cofactor's printer does (optimize=False)
+    re.compile(r"^(?P<head>\s*%[\w#:]+ = )stablehlo\.dot_general (?P<a>%[\w#]+), (?P<b>%[\w#]+), "
+               r"contracting_dims = \[(?P<ca>\d)\] x \[(?P<cb>\d)\](?:, precision = \[\w+, \w+\])? : "
+               rf"\({_TYPE}, {_TYPE}\) -> {_TYPE}$", re.MULTILINE),
+    re.compile(r'^(?P<head>\s*%[\w#:]+ = )"stablehlo\.dot_general"\((?P<a>%[\w#]+), (?P<b>%[\w#]+)\) '
+               r"<\{dot_dimension_numbers = #stablehlo\.dot<lhs_contracting_dimensions = \[(?P<ca>\d)\], "
+               rf"rhs_contracting_dimensions = \[(?P<cb>\d)\]>\}}> : \({_TYPE}, {_TYPE}\) -> \({_TYPE}\)$", re.MULTILINE))
 _LAYOUT = {1: "dense<0> : tensor<1xindex>", 2: "dense<[1, 0]> : tensor<2xindex>"}
 
 
@@ -71,7 +75,9 @@ def lowered(text: str) -> str:
     """``text`` with its large float matrix products as calls of NumPy's BLAS (where available)."""
     if "stablehlo.dot_general" not in text or not available():
         return text
-    return _DOT.sub(_call, text)
+    for dot in _DOTS:
+        text = dot.sub(_call, text)
+    return text
 
 
 def _call(match) -> str:
