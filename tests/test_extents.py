@@ -66,6 +66,27 @@ def test_a_long_loop_that_slices_by_its_counter_runs_in_parts():
     assert f"tensor<{-(-n // 2)}xf64>" in text  # the first part's x[:i]
 
 
+def _binds_a_slice(x, k):
+    s = np.zeros(3)
+    for i in range(x.shape[0]):
+        w = x[:i]          # a variable holding a run-time length after the body
+        s[0] += w.sum()
+        s[1] = max(s[1], np.max(w, initial=-np.inf))
+        s[2] += np.cumsum(x[k:i])[-1] if i > k else 0.0
+    return s, w * 2
+
+
+def test_a_long_loop_that_leaves_a_variable_holding_a_slice_by_its_counter_is_one_loop():
+    """In parts, each part would carry w at its own reach: the next part's loop could not take it
+    (it was unrolled past the op budget)."""
+    from cofactor.convert.statements import SEGMENTED_TRIPS
+    x = rng.standard_normal(SEGMENTED_TRIPS + 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no unrolled loop
+        assert_same(cf.jit(_binds_a_slice)(x, np.int64(7)), _binds_a_slice(x, np.int64(7)), rtol=1e-9)
+    assert cf.compile(_binds_a_slice, x, np.int64(7), optimize=False).mlir.count("stablehlo.while") == 1
+
+
 def test_a_long_loop_that_slices_a_column_block_by_its_counter_stays_one_loop():
     """Only leading axes are narrowed: Gram-Schmidt's A[:, k + 1:] would meet its R[k, k + 1:] narrowed
     while it spans the axis, and each part pay a realignment of the whole block."""

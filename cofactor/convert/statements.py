@@ -15,7 +15,7 @@ from ..ir.core import OpBudgetExceeded
 from ..pytree import flatten
 from ..tracing import checks, context, control, python_ints
 from ..tracing.heap import Scope
-from ..tracing.array import TracedArray, identical
+from ..tracing.array import TracedArray, defers_tracing, identical
 from ..tracing.carry import Undefined
 from ..tracing.context import in_reverse_mode
 
@@ -336,12 +336,29 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
 SEGMENTED_TRIPS, TRIPS_PER_PART, MAX_PARTS = 256, 512, 8
 
 
+class _LengthEscapes(Exception):
+    """The first part's body leaves a variable holding an array with a run-time length."""
+
+
 def _in_parts(whole: range, body_fn, loop) -> str | None:
-    """``whole`` as consecutive rolled loops; why not, if the first cannot be rolled (the caller unrolls it all)."""
+    """``whole`` as consecutive rolled loops; why not, if the first cannot be rolled (the caller unrolls
+    it all).  Where the body leaves a variable holding an array with a run-time length (``w = x[:i]``),
+    it is one loop: each part would carry it at the lanes of its own reach, which the next part's
+    loop could not take."""
+    get = loop[0]
+
+    def first_body(i):
+        body_fn(i)
+        if any(defers_tracing(x) for x in flatten(list(get()), is_leaf=defers_tracing)[0]):
+            raise _LengthEscapes
+
     parts = min(MAX_PARTS, max(2, len(whole) // TRIPS_PER_PART))
     size = -(-len(whole) // parts)
     for n, part in enumerate(whole[k:k + size] for k in range(0, len(whole), size)):
-        why = _rolled(part.start, part.stop, part.step, body_fn, *loop)
+        try:
+            why = _rolled(part.start, part.stop, part.step, body_fn if n else first_body, *loop)
+        except _LengthEscapes:
+            return _rolled(whole.start, whole.stop, whole.step, body_fn, *loop)
         if why is not None and n == 0:
             return why
         if why is not None:
@@ -450,6 +467,9 @@ def _attempt(line, scope, roll) -> str | None:
     count = trace.count
     try:
         roll()
+    except _LengthEscapes:
+        trace.count = count
+        raise
     except Exception as error:  # noqa: BLE001
         trace.count = count
         reason = str(error).splitlines()[0] if isinstance(error, TracingError) else (
