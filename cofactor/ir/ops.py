@@ -334,7 +334,7 @@ def _block_after_element_writes(x: Value, starts, sizes) -> tuple[Value, Value |
             x = base
             continue
         before = _dynamic_slice_op(base, starts, sizes)
-        patched = emit("stablehlo.dynamic_update_slice", [before, update, *map(_index_value, offsets)], [before.type])[0]
+        patched = dynamic_update_slice(before, update, [_index_value(o) for o in offsets])
         if not inside:
             return x, patched
         hit = inside[0]
