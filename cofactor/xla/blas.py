@@ -81,7 +81,9 @@ def lowered(text: str) -> str:
 
 
 def _call(match) -> str:
-    """The custom call for one dot_general, or the line itself when BLAS does not take it."""
+    """The custom call for one dot_general, or the line itself when BLAS does not take it.  A product
+    whose one side is a vector, or a matrix of one row or column (``x[:, None]``; cofactor's raw trace
+    writes ``A @ x`` so), is a gemv: OpenBLAS's gemm with N = 1 took 2.4x its gemv's time."""
     a, b, ca, cb = match["a"], match["b"], int(match["ca"]), int(match["cb"])
     (a_dims, a_type), (b_dims, b_type), (r_dims, r_type) = (
         ([int(d) for d in dims[:-1].split("x")], kind) for dims, kind in
@@ -89,27 +91,26 @@ def _call(match) -> str:
     if not a_type == b_type == r_type or 0 in a_dims + b_dims:
         return match[0]
     kind = "d" if a_type == "f64" else "s"
-    if len(a_dims) == len(b_dims) == 2:
-        ta, tb = ca == 0, cb == 1
-        m, k, n = a_dims[1 - ca], a_dims[ca], b_dims[1 - cb]
-        if m * n * k < MIN_GEMM_MULTIPLIES:
-            return match[0]
-        opaque, operands = f"{kind} gemm {int(ta)} {int(tb)} {m} {n} {k}", (a, b)
-        types, ranks = (match.group(6, 7), match.group(8, 9)), (2, 2)
-    elif sorted((len(a_dims), len(b_dims))) == [1, 2]:
-        matrix_first = len(a_dims) == 2
-        rows, cols = a_dims if matrix_first else b_dims
-        contracted = ca if matrix_first else cb
+    m = a_dims[1 - ca] if len(a_dims) == 2 else 1  # the free extents
+    n = b_dims[1 - cb] if len(b_dims) == 2 else 1
+    a_type, b_type = match.group(6, 7), match.group(8, 9)
+    if n == 1 and len(a_dims) == 2 or m == 1 and len(b_dims) == 2:  # a matrix and a vector: y = op(M) v
+        (matrix, matrix_type, contracted), (vector, vector_type) = \
+            ((a, a_type, ca), (b, b_type)) if n == 1 and len(a_dims) == 2 else ((b, b_type, cb), (a, a_type))
+        rows, cols = (int(d) for d in matrix_type[0][:-1].split("x"))
         if rows * cols < MIN_GEMV_ELEMENTS:
             return match[0]
-        opaque = f"{kind} gemv {int(contracted == 0)} {rows} {cols}"
-        operands = (a, b) if matrix_first else (b, a)
-        types = (match.group(6, 7), match.group(8, 9)) if matrix_first else (match.group(8, 9), match.group(6, 7))
-        ranks = (2, 1)
+        opaque, operands, types = f"{kind} gemv {int(contracted == 0)} {rows} {cols}", (matrix, vector), \
+            (matrix_type, vector_type)
+    elif len(a_dims) == len(b_dims) == 2:
+        k = a_dims[ca]
+        if m * n * k < MIN_GEMM_MULTIPLIES:
+            return match[0]
+        opaque, operands, types = f"{kind} gemm {int(ca == 0)} {int(cb == 1)} {m} {n} {k}", (a, b), (a_type, b_type)
     else:
         return match[0]
     operand_types = ", ".join(f"tensor<{dims}{kind_}>" for dims, kind_ in types)
-    layouts = ", ".join(_LAYOUT[r] for r in ranks)
+    layouts = ", ".join(_LAYOUT[dims.count("x")] for dims, _ in types)
     return (f'{match["head"]}stablehlo.custom_call @{TARGET}({operands[0]}, {operands[1]}) '
             f'{{api_version = 3 : i32, backend_config = "{opaque}", operand_layouts = [{layouts}], '
             f'result_layouts = [{_LAYOUT[len(r_dims)]}]}} : ({operand_types}) -> tensor<{match.group(10)}{r_type}>')
