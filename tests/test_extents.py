@@ -66,6 +66,15 @@ def test_a_long_loop_that_slices_by_its_counter_runs_in_parts():
     assert f"tensor<{-(-n // 2)}xf64>" in text  # the first part's x[:i]
 
 
+def test_a_long_loop_whose_slices_are_bounded_by_data_it_looks_up_stays_one_loop():
+    """CSR rows, vals[rows[i]:rows[i + 1]]: parts would reach no fewer lanes, only compile more loops."""
+    from cofactor.convert.statements import SEGMENTED_TRIPS
+    args = KERNELS["csr_matvec"][1](SEGMENTED_TRIPS + 4, rng)
+    compiled = cf.jit(KERNELS["csr_matvec"][0], max_slice=128)
+    assert_same(compiled(*args), KERNELS["csr_matvec"][0](*args), rtol=1e-10)
+    assert compiled.lower(*args).mlir.count("stablehlo.while") == 1
+
+
 def _binds_a_slice(x, k):
     s = np.zeros(3)
     for i in range(x.shape[0]):

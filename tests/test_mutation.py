@@ -365,12 +365,16 @@ def test_an_element_loop_does_not_copy_its_array_each_step():
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-    from extent_kernels import cholesky, gram_schmidt
+    from extent_kernels import cholesky, gram_schmidt, nussinov
 
     a = rng.random((30, 30))
     hlo = cf.jit(cholesky).lower(a @ a.T + 30 * np.eye(30)).xla_hlo()
     assert hlo.count("f64[30,30]{1,0} copy(") == 1, hlo
     assert "f64[30,30]{1,0} copy(" not in cf.jit(gram_schmidt).lower(rng.random((32, 30))).xla_hlo()
+    # Nussinov writes table[i, j] three times, then reads its row and column: read from before all
+    # three (reading from before the last one only kept the others live: a third copy per step)
+    hlo = cf.jit(nussinov).lower(rng.integers(0, 4, 30)).xla_hlo()
+    assert hlo.count("s32[30,30]{1,0} copy(") == 2, hlo
 
 
 @pytest.mark.parametrize("step", [-1, -2])

@@ -592,14 +592,18 @@ def _sliced_by(target, body) -> bool:
     ``A[i, i + 1:]``), each such slice on a leading axis (the ones before it indexed by integers, so
     its lanes are one block of memory: numpy/extent_ops.py narrows only those): statements.for_ then
     runs a long loop in parts, each slicing fewer lanes.  A loop that also slices a column block by
-    its counter (Gram-Schmidt's ``A[:, k + 1:]``) stays one loop."""
+    its counter (Gram-Schmidt's ``A[:, k + 1:]``) stays one loop, and so does one whose slices' bounds
+    are looked up by the counter (a CSR row, ``vals[rows[i]:rows[i + 1]]``: parts reach no fewer lanes)."""
     if not isinstance(target, ast.Name):
         return False
 
+    def counts_with(bound) -> bool:  # the counter itself, not a value looked up by it (rows[i]: from data)
+        return isinstance(bound, ast.Name) and bound.id == target.id or \
+            not isinstance(bound, ast.Subscript) and any(counts_with(c) for c in ast.iter_child_nodes(bound))
+
     def names_target(item):
-        return isinstance(item, ast.Slice) and any(isinstance(n, ast.Name) and n.id == target.id
-                                                   for bound in (item.lower, item.upper) if bound is not None
-                                                   for n in ast.walk(bound))
+        return isinstance(item, ast.Slice) and any(counts_with(bound) for bound in (item.lower, item.upper)
+                                                   if bound is not None)
     found = False
     for node in (n for statement in body for n in ast.walk(statement) if isinstance(n, ast.Subscript)):
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]

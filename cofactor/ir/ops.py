@@ -301,17 +301,22 @@ def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None
     return x, None
 
 
+_BLOCK_PATCHES = 8  # (a block read after more one-element writes inside it is read from their result)
+
+
 def _block_after_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None]:
     """A block read from the result of one-element writes (dynamic_update_slice): (the array to read
-    it from, or the block).  Past writes that miss the block at positions known at trace time, it
-    is read from the array before them; past one at a traced position, from the array before it,
-    with the written element put into the block where it falls inside.  As for an element read
-    (``_before_element_writes``), the write's result then need not be materialized beside the array
-    it updated: Gram-Schmidt's ``R[k, k] = ...`` then a write through ``R[k, k + 1:]`` (which reads
-    row k for the lanes it keeps) made XLA copy R on every step."""
-    wanted = None
+    it from, or the block).  It is read from the array before them, and each written element (of at
+    most _BLOCK_PATCHES that may fall inside: writes at positions known at trace time to miss the
+    block are passed over) put into the block, in order, where it falls inside.  As for an element
+    read (``_before_element_writes``), the writes' results then need not be materialized beside the
+    array they updated: Gram-Schmidt's ``R[k, k] = ...`` then a write through ``R[k, k + 1:]`` (which
+    reads row k for the lanes it keeps) made XLA copy R on every step.  All the writes of a chain are
+    looked through, not only the last: reading from the one before the last kept that one live, and
+    XLA copied Nussinov's table (three writes to ``table[i, j]``, then its row and column read)."""
+    wanted, patches, read_from = None, [], x
     for _ in range(_ELEMENT_WRITES_LOOKED_THROUGH):
-        write = x.owner
+        write = read_from.owner
         if not (isinstance(write, Operation) and write.name == "stablehlo.dynamic_update_slice"):
             break
         base, update, written_at = write.operands[0], write.operands[1], write.operands[2:]
@@ -330,18 +335,23 @@ def _block_after_element_writes(x: Value, starts, sizes) -> tuple[Value, Value |
             if int(size) < dim:
                 inside.append(binary("stablehlo.and", compare(offset, _index_value(0), "GE"),
                                      compare(offset, _index_value(int(size)), "LT")))
-        if elsewhere:
-            x = base
-            continue
-        before = _dynamic_slice_op(base, starts, sizes)
-        patched = dynamic_update_slice(before, update, [_index_value(o) for o in offsets])
-        if not inside:
-            return x, patched
-        hit = inside[0]
-        for other in inside[1:]:
-            hit = binary("stablehlo.and", hit, other)
-        return x, select(broadcast_in_dim(hit, tuple(sizes), ()), patched, before)
-    return x, None
+        if not elsewhere:
+            if len(patches) == _BLOCK_PATCHES:
+                return x, None
+            patches.append((update, offsets, inside))
+        read_from = base
+    if not patches:
+        return read_from, None
+    block = _dynamic_slice_op(read_from, starts, sizes)
+    for update, offsets, inside in reversed(patches):  # the earliest write first
+        patched = dynamic_update_slice(block, update, [_index_value(o) for o in offsets])
+        if inside:
+            hit = inside[0]
+            for other in inside[1:]:
+                hit = binary("stablehlo.and", hit, other)
+            patched = select(broadcast_in_dim(hit, tuple(sizes), ()), patched, block)
+        block = patched
+    return x, block
 
 
 def _clamped_index(index: Value, dim: int):
