@@ -50,6 +50,13 @@ def test_a_matrix_of_one_row_or_column_is_a_matrix_vector_product(optimize):
     assert hlo.count('backend_config="d gemv') >= 3 and " dot(" not in hlo and "gemm" not in hlo
 
 
+def test_products_of_3d_arrays():
+    """np.tensordot of a 3-d array is a dot_general of rank 3 with no batch axes: the rewrite must
+    leave it to XLA (it took it for a matrix-vector product and failed: the KAN benchmark)."""
+    check(lambda c, w: (np.tensordot(c, w, axes=1), np.tensordot(c[0], c, axes=([0], [1])),
+                        np.einsum("bik,kj->bij", c, w)), sample((8, 5, 60)), sample((60, 70)))
+
+
 def test_small_integer_complex_and_batched_products_stay_xlas():
     def f(s, t, i, z, b):
         return s @ t, i @ i, z @ z, b @ b
@@ -107,9 +114,11 @@ def test_the_rewrite_leaves_what_it_does_not_recognize():
     printed = ('    %3 = "stablehlo.dot_general"(%arg0, %arg1) <{dot_dimension_numbers = #stablehlo.dot<'
                'lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}> : '
                '(tensor<4096xf32>, tensor<4096x2xf32>) -> (tensor<2xf32>)')  # as cofactor prints it
-    text = "\n".join([batched, mixed, product, printed])
+    cube = ("    %4 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [2] x [0] : "
+            "(tensor<8x5x60xf64>, tensor<60x70xf64>) -> tensor<8x5x70xf64>")
+    text = "\n".join([batched, mixed, product, printed, cube])
     lines = blas.lowered(text).splitlines()
-    assert lines[:2] == [batched, mixed]
+    assert lines[:2] == [batched, mixed] and lines[4] == cube
     assert lines[3] == ('    %3 = stablehlo.custom_call @cofactor_blas(%arg1, %arg0) {api_version = 3 : i32, '
                         'backend_config = "s gemv 1 4096 2", operand_layouts = [dense<[1, 0]> : tensor<2xindex>, '
                         'dense<0> : tensor<1xindex>], result_layouts = [dense<0> : tensor<1xindex>]} : '

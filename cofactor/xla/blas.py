@@ -88,8 +88,8 @@ def _call(match) -> str:
     (a_dims, a_type), (b_dims, b_type), (r_dims, r_type) = (
         ([int(d) for d in dims[:-1].split("x")], kind) for dims, kind in
         (match.group(6, 7), match.group(8, 9), match.group(10, 11)))
-    if not a_type == b_type == r_type or 0 in a_dims + b_dims:
-        return match[0]
+    if not a_type == b_type == r_type or 0 in a_dims + b_dims or not {len(a_dims), len(b_dims)} <= {1, 2}:
+        return match[0]  # (a product of a 3-d array, np.tensordot's, stays XLA's)
     kind = "d" if a_type == "f64" else "s"
     m = a_dims[1 - ca] if len(a_dims) == 2 else 1  # the free extents
     n = b_dims[1 - cb] if len(b_dims) == 2 else 1
