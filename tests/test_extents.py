@@ -311,6 +311,25 @@ def test_an_element_past_a_window_is_numpys_index_error():
         f(np.arange(5.0), np.int64(2))
 
 
+def _index_arrays_cut_short(x, idx, b):
+    m = np.stack([x, 2 * x])
+    return x[idx[0:b]].sum(), np.take(x, idx[1:b]), m[:, idx[:b]], x[idx[:b]][::-1].cumsum()
+
+
+@pytest.mark.parametrize("b", [3, 4, 0])
+def test_an_index_array_cut_at_run_time_is_checked_on_its_valid_lanes(b):
+    """Lanes past idx[:b]'s length hold whatever idx holds there (99, -50: out of range): NumPy never
+    reads them, and the gather's index check raised IndexError for them."""
+    idx, x = np.array([0, 1, 2, 99, -50]), np.arange(5.0)
+    try:
+        want = _index_arrays_cut_short(x, idx, np.int64(b))
+    except IndexError:
+        with pytest.raises(IndexError, match="index 99 is out of bounds"):
+            cf.jit(_index_arrays_cut_short)(x, idx, np.int64(b))
+        return
+    assert_same(cf.jit(_index_arrays_cut_short)(x, idx, np.int64(b)), want)
+
+
 def test_an_empty_window_has_no_maximum():
     f = cf.jit(lambda x, k: x[k:].max())
     with pytest.raises(ValueError, match="zero-size array"):

@@ -45,7 +45,9 @@ def fitted(v: Bounded, shape) -> TracedArray:
 
 def take_bounded(a: TracedArray, index):
     """``a[i]`` (or ``a[i, j]``, ``a[np.nonzero(m)]``) where the integer index arrays have a run-time extent:
-    a gather of every lane (invalid lanes read some element), with the indices' windows."""
+    a gather of every lane, with the indices' windows.  Invalid lanes read element 0: what they hold
+    may be any number (``idx[:b]`` of an index array whose later entries are out of range), and the
+    gather's index check must not see it (NumPy's ``x[idx[:b]]`` raised IndexError for ``idx[b]``)."""
     items = index if isinstance(index, tuple) else (index,)
     arrays = [k for k, item in enumerate(items) if not (isinstance(item, slice) and item == slice(None))]
     if any(not isinstance(items[k], Bounded) or items[k].dtype.kind not in "iu" or items[k].ndim != 1 for k in arrays) \
@@ -53,6 +55,10 @@ def take_bounded(a: TracedArray, index):
         _unsupported("indexing with integer arrays whose length is known only at run time, other than adjacent "
                      "vectors (a[i], a[:, i], a[i, j])")
     indices, windows = aligned([items[k] for k in arrays])
+    for m, k in enumerate(arrays):
+        if a.shape[k]:  # (an empty axis has no element 0: any valid lane is NumPy's IndexError there too)
+            valid = TracedArray(Bounded(indices[m], windows).valid())
+            indices[m] = np.where(valid, indices[m], np.zeros((), indices[m].dtype))
     data = a[tuple(indices[arrays.index(k)] if k in arrays else item for k, item in enumerate(items))]
     return Bounded(data, [None] * arrays[0] + windows + [None] * (a.ndim - arrays[-1] - 1))
 
