@@ -259,13 +259,14 @@ _ELEMENT_WRITES_LOOKED_THROUGH = 64  # (a read after many unrolled writes looks 
 
 
 def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None]:
-    """One element read from the result of dynamic_update_slices: (the array to read it from, or the
-    element itself).  Past a write that misses the element at positions known at trace time, it is
-    read from the array before that write; past a one-element write at a traced position, from the
-    array before it, and a select takes the written value where the (clamped) positions are the same.
+    """One element read (``sizes`` all 1) from the result of dynamic_update_slices: (the array to read
+    it from, or the element itself).  Past a write that misses the element at positions known at
+    trace time, it is read from the array before that write; past a one-element write at a traced
+    position, from the array before it, and a select takes the written value where the (clamped)
+    positions are the same.
     So the write's result need not be materialized beside the array it updated, which XLA does by
     copying the whole array (an element loop that writes ``A[i, j]`` then reads ``A[j, j]``)."""
-    if not sizes or any(int(s) != 1 for s in sizes):
+    if not sizes:
         return x, None
     wanted = None
     for _ in range(_ELEMENT_WRITES_LOOKED_THROUGH):
@@ -294,10 +295,7 @@ def _before_element_writes(x: Value, starts, sizes) -> tuple[Value, Value | None
         if not same:
             return x, written
         before = _dynamic_slice_op(base, starts, sizes)
-        hit = same[0]
-        for other in same[1:]:
-            hit = binary("stablehlo.and", hit, other)
-        return x, select(broadcast_in_dim(hit, tuple(sizes), ()), written, before)
+        return x, select(broadcast_in_dim(all_of(*same), tuple(sizes), ()), written, before)
     return x, None
 
 
@@ -346,12 +344,17 @@ def _block_after_element_writes(x: Value, starts, sizes) -> tuple[Value, Value |
     for update, offsets, inside in reversed(patches):  # the earliest write first
         patched = dynamic_update_slice(block, update, [_index_value(o) for o in offsets])
         if inside:
-            hit = inside[0]
-            for other in inside[1:]:
-                hit = binary("stablehlo.and", hit, other)
-            patched = select(broadcast_in_dim(hit, tuple(sizes), ()), patched, block)
+            patched = select(broadcast_in_dim(all_of(*inside), tuple(sizes), ()), patched, block)
         block = patched
     return x, block
+
+
+def all_of(*conditions: Value) -> Value:
+    """The conjunction of i1 values (at least one)."""
+    result = conditions[0]
+    for other in conditions[1:]:
+        result = binary("stablehlo.and", result, other)
+    return result
 
 
 def _clamped_index(index: Value, dim: int):

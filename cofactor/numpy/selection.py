@@ -55,9 +55,9 @@ def take_bounded(a: TracedArray, index):
         _unsupported("indexing with integer arrays whose length is known only at run time, other than adjacent "
                      "vectors (a[i], a[:, i], a[i, j])")
     indices, windows = aligned([items[k] for k in arrays])
+    valid = TracedArray(Bounded(indices[0], windows).valid())  # (the aligned vectors share their windows)
     for m, k in enumerate(arrays):
         if a.shape[k]:  # (an empty axis has no element 0: any valid lane is NumPy's IndexError there too)
-            valid = TracedArray(Bounded(indices[m], windows).valid())
             indices[m] = np.where(valid, indices[m], np.zeros((), indices[m].dtype))
     data = a[tuple(indices[arrays.index(k)] if k in arrays else item for k, item in enumerate(items))]
     return Bounded(data, [None] * arrays[0] + windows + [None] * (a.ndim - arrays[-1] - 1))

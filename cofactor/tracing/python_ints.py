@@ -99,13 +99,6 @@ def _either(*conditions):
     return out
 
 
-def _both(*conditions):
-    out = conditions[0]
-    for c in conditions[1:]:
-        out = ops.binary("stablehlo.and", out, c)
-    return out
-
-
 def _overflowed(ufunc, operands, result):
     """An i1 Value: whether Python's result of ``ufunc`` on int64 ``operands`` is not ``result``
     (the int64 XLA computes) because it passes int64's range; None: it cannot."""
@@ -126,19 +119,20 @@ def _overflowed(ufunc, operands, result):
         zero, minus_one = ops.compare(a, _i64(0), "EQ"), ops.compare(a, _i64(-1), "EQ")
         divisor = ops.select(_either(zero, minus_one), _i64(1), a)
         wrapped = ops.compare(ops.binary("stablehlo.divide", result, divisor), b, "NE")
-        return _either(_both(minus_one, ops.compare(b, _i64(INT64[0]), "EQ")),
-                       _both(ops.unary("stablehlo.not", _either(zero, minus_one)), wrapped))
+        return _either(ops.all_of(minus_one, ops.compare(b, _i64(INT64[0]), "EQ")),
+                       ops.all_of(ops.unary("stablehlo.not", _either(zero, minus_one)), wrapped))
     if ufunc in (np.floor_divide, np.divmod):
-        return _both(ops.compare(a, _i64(INT64[0]), "EQ"), ops.compare(b, _i64(-1), "EQ"))
+        return ops.all_of(ops.compare(a, _i64(INT64[0]), "EQ"), ops.compare(b, _i64(-1), "EQ"))
     if ufunc is np.left_shift:  # shifted back, it is a again unless bits fell off
         shift = ops.binary("stablehlo.minimum", ops.binary("stablehlo.maximum", b, _i64(0)), _i64(63))
         back = ops.binary("stablehlo.shift_right_arithmetic", result, shift)
         lost = _either(ops.compare(b, _i64(63), "GT"), ops.compare(back, a, "NE"))
-        return _both(ops.compare(a, _i64(0), "NE"), ops.compare(b, _i64(0), "GE"), lost)
+        return ops.all_of(ops.compare(a, _i64(0), "NE"), ops.compare(b, _i64(0), "GE"), lost)
     if ufunc is np.power:  # float64's power tells whether the magnitude passes 2**63
         magnitude = ops.unary("stablehlo.abs", ops.binary("stablehlo.power", ops.convert(a, np.float64),
                                                           ops.convert(b, np.float64)))
-        return _both(ops.compare(b, _i64(0), "GE"), ops.compare(magnitude, ops.constant(np.asarray(2.0 ** 63)), "GE"))
+        return ops.all_of(ops.compare(b, _i64(0), "GE"),
+                          ops.compare(magnitude, ops.constant(np.asarray(2.0 ** 63)), "GE"))
     return None
 
 
@@ -198,8 +192,8 @@ def check_stored(x, dtype):
     v, valid = x.value, None
     if x.dtype.kind == "f":
         v, finite = _finite_checked(v)
-        huge = _both(finite, _beyond(v, 2.0 ** 64 if dtype == np.uint64 else 2.0 ** 63))  # a C long, or unsigned
-        valid = _both(finite, ops.unary("stablehlo.not", huge))
+        huge = ops.all_of(finite, _beyond(v, 2.0 ** 64 if dtype == np.uint64 else 2.0 ** 63))  # a C long, or unsigned
+        valid = ops.all_of(finite, ops.unary("stablehlo.not", huge))
     elif x.dtype == np.uint64:
         huge = _past_int64_bits(v)
         valid = ops.unary("stablehlo.not", huge)
@@ -211,7 +205,7 @@ def check_stored(x, dtype):
     info = np.iinfo(dtype)
     outside = _negative(n.value) if dtype == np.uint64 else outside_of(n.value, int(info.min), int(info.max))
     if valid is not None:
-        outside = _both(valid, outside)
+        outside = ops.all_of(valid, outside)
     checks.error_if(outside, lambda: OverflowError(f"Python integer {n} out of bounds for {dtype}"))
 
 
@@ -252,7 +246,7 @@ def python_int(x):
                                 f"'{x.stands_for().__name__}'"))
     if x.dtype.kind == "f":
         v, finite = _finite_checked(v)
-        checks.error_if(_both(finite, _beyond(v, 2.0 ** 63)), lambda: _past_int64(x))
+        checks.error_if(ops.all_of(finite, _beyond(v, 2.0 ** 63)), lambda: _past_int64(x))
     check_unsigned_fits(x)
     return TracedArray(ops.convert(v, np.int64), scalar=True, weak=int)
 

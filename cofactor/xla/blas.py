@@ -23,6 +23,7 @@ import functools
 import glob
 import os
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -83,37 +84,44 @@ def lowered(text: str) -> str:
     return text
 
 
+class _Operand(NamedTuple):
+    name: str        # its SSA value
+    dims: list       # its shape
+    contracted: int  # the axis the product sums over
+
+
+def _tensor(dims, kind) -> str:
+    return f"tensor<{'x'.join(map(str, dims))}x{kind}>"
+
+
 def _call(match) -> str:
     """The custom call for one dot_general, or the line itself when BLAS does not take it.  A product
     whose one side is a vector, or a matrix of one row or column (``x[:, None]``; cofactor's raw trace
     writes ``A @ x`` so), is a gemv: OpenBLAS's gemm with N = 1 took 2.4x its gemv's time."""
-    a, b, ca, cb = match["a"], match["b"], int(match["ca"]), int(match["cb"])
-    (a_dims, a_type), (b_dims, b_type), (r_dims, r_type) = (
-        ([int(d) for d in dims[:-1].split("x")], kind) for dims, kind in
+    (a_dims, a_kind), (b_dims, b_kind), (r_dims, kind) = (
+        ([int(d) for d in dims[:-1].split("x")], element) for dims, element in
         (match.group(6, 7), match.group(8, 9), match.group(10, 11)))
-    if not a_type == b_type == r_type or 0 in a_dims + b_dims or not {len(a_dims), len(b_dims)} <= {1, 2}:
+    if not a_kind == b_kind == kind or 0 in a_dims + b_dims or not {len(a_dims), len(b_dims)} <= {1, 2}:
         return match[0]  # (a product of a 3-d array, np.tensordot's, stays XLA's)
-    kind = "d" if a_type == "f64" else "s"
-    m = a_dims[1 - ca] if len(a_dims) == 2 else 1  # the free extents
-    n = b_dims[1 - cb] if len(b_dims) == 2 else 1
-    a_type, b_type = match.group(6, 7), match.group(8, 9)
+    a, b = _Operand(match["a"], a_dims, int(match["ca"])), _Operand(match["b"], b_dims, int(match["cb"]))
+    m = a_dims[1 - a.contracted] if len(a_dims) == 2 else 1  # the free extents
+    n = b_dims[1 - b.contracted] if len(b_dims) == 2 else 1
+    routine = "d" if kind == "f64" else "s"
     if n == 1 and len(a_dims) == 2 or m == 1 and len(b_dims) == 2:  # a matrix and a vector: y = op(M) v
-        (matrix, matrix_type, contracted), (vector, vector_type) = \
-            ((a, a_type, ca), (b, b_type)) if n == 1 and len(a_dims) == 2 else ((b, b_type, cb), (a, a_type))
-        rows, cols = (int(d) for d in matrix_type[0][:-1].split("x"))
+        matrix, vector = (a, b) if n == 1 and len(a_dims) == 2 else (b, a)
+        rows, cols = matrix.dims
         if rows * cols < MIN_GEMV_ELEMENTS:
             return match[0]
-        opaque, operands, types = f"{kind} gemv {int(contracted == 0)} {rows} {cols}", (matrix, vector), \
-            (matrix_type, vector_type)
+        opaque, operands = f"{routine} gemv {int(matrix.contracted == 0)} {rows} {cols}", (matrix, vector)
     elif len(a_dims) == len(b_dims) == 2:
-        k = a_dims[ca]
+        k = a_dims[a.contracted]
         if m * n * k < MIN_GEMM_MULTIPLIES:
             return match[0]
-        opaque, operands, types = f"{kind} gemm {int(ca == 0)} {int(cb == 1)} {m} {n} {k}", (a, b), (a_type, b_type)
+        opaque, operands = f"{routine} gemm {int(a.contracted == 0)} {int(b.contracted == 1)} {m} {n} {k}", (a, b)
     else:
         return match[0]
-    operand_types = ", ".join(f"tensor<{dims}{kind_}>" for dims, kind_ in types)
-    layouts = ", ".join(_LAYOUT[dims.count("x")] for dims, _ in types)
-    return (f'{match["head"]}stablehlo.custom_call @{TARGET}({operands[0]}, {operands[1]}) '
+    layouts = ", ".join(_LAYOUT[len(x.dims)] for x in operands)
+    return (f'{match["head"]}stablehlo.custom_call @{TARGET}({operands[0].name}, {operands[1].name}) '
             f'{{api_version = 3 : i32, backend_config = "{opaque}", operand_layouts = [{layouts}], '
-            f'result_layouts = [{_LAYOUT[len(r_dims)]}]}} : ({operand_types}) -> tensor<{match.group(10)}{r_type}>')
+            f'result_layouts = [{_LAYOUT[len(r_dims)]}]}} : '
+            f'({", ".join(_tensor(x.dims, kind) for x in operands)}) -> {_tensor(r_dims, kind)}')
