@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cofactor as cf
-from tests.conftest import assert_same, check
+from tests.conftest import assert_same, check, check_many
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 from extent_kernels import KERNELS, cholesky, durbin, forward_substitution, gram_schmidt  # noqa: E402
@@ -288,7 +288,7 @@ def test_windows_of_windows_with_traced_bounds():
 
 def test_what_an_array_of_run_time_length_cannot_do_is_a_clear_error():
     x, k = np.array([3.0, -1.0, 4.0, 1.0, -5.0, 9.0]), np.int64(3)
-    for f in [lambda x, k: x[:k].reshape(-1, 1), lambda x, k: x[:k].item(), lambda x, k: x[x > 0].argsort(),
+    for f in [lambda x, k: x[:k].reshape(-1, 1), lambda x, k: x[:k].item(), lambda x, k: np.nanmedian(x[x > 0]),
               lambda x, k: float(x[:k]), lambda x, k: x[:k].real, lambda x, k: np.mean(x[:k], where=x[:k] > 0),
               lambda x, k: x[:k].sum(where=x[:k] > 0), lambda x, k: np.any(x[:k] > 0, where=x[:k] > 1),
               lambda x, k: np.std(x[x > 0], where=x[x > 0] > 1), lambda x, k: x[:k].max(out=np.empty(()))]:
@@ -336,11 +336,22 @@ def test_an_empty_window_has_no_maximum():
         f(np.arange(5.0), np.int64(5))
 
 
+def _sized_by_unique(x):
+    return np.zeros(len(np.unique(x)))
+
+
+def _sized_by_mask(x):
+    return np.ones(x[x > 0].shape)
+
+
+def _sized_by_slice(x):
+    return np.full((2, x[:int(x[1])].size), 1.0)
+
+
 def test_a_run_time_length_cannot_size_an_array():
-    with pytest.raises(cf.CofactorError, match="traced|run time"):
-        cf.jit(lambda x: np.zeros(len(np.unique(x))))(np.arange(4.0))
-    with pytest.raises(cf.UnsupportedError, match="length is known only at run time"):
-        cf.jit(lambda x: np.concatenate([x[x > 0], x]))(np.arange(4.0))
+    for f in [_sized_by_unique, _sized_by_mask, _sized_by_slice]:
+        with pytest.raises(cf.UnsupportedError, match="shape known only at run time"):
+            cf.jit(f)(np.arange(4.0))
 
 
 # --- masks and data-dependent functions ---------------------------------------------------------------
@@ -418,3 +429,169 @@ def test_bincount_checks_its_bound_at_run_time():
         f(np.array([0, 4]))
     with pytest.raises(ValueError, match="negative"):
         f(np.array([0, -1]))
+
+
+# --- what arrays with run-time lengths feed: order statistics, joins, selections of them, writes ------------
+
+_ORDERED = {
+    "median": lambda a: np.median(a[a > 0.3]),
+    "median_keepdims": lambda a: np.median(a[2:a.size - 3], keepdims=True),
+    "percentile": lambda a: np.percentile(a[a > 0.3], 30),
+    "percentiles": lambda a: np.percentile(a[a > -0.3], [0, 10, 50, 90, 100]),
+    "quantile_lower": lambda a: np.quantile(a[a > 0.3], 0.37, method="lower"),
+    "quantile_nearest": lambda a: np.quantile(a[a > 0.3], 0.37, method="nearest"),
+    "quantile_midpoint": lambda a: np.quantile(a[a > 0.3], 0.37, method="midpoint"),
+    "quantile_hazen": lambda a: np.quantile(a[a > 0.3], 0.37, method="hazen"),
+    "quantile_inverted_cdf": lambda a: np.quantile(a[a > 0.3], 0.37, method="inverted_cdf"),
+    "argsort": lambda a: np.argsort(a[a > 0.3]),
+    "argsort_slice": lambda a: a[2:a.size - 3].argsort(),
+    "unique": lambda a: np.unique(np.round(a[a > -0.5]), return_index=True, return_inverse=True,
+                                  return_counts=True),
+    "nonzero": lambda a: np.nonzero(a[a > -0.5] > 0.5),
+    "where": lambda a: np.where(a[1:] > 0.5),
+    "concatenate": lambda a: np.concatenate([a[a > 0.3], a[:3], a[a < 0.3] * 2]),
+    "append": lambda a: np.append(a[a > 0.3], 7.0),
+    "hstack": lambda a: np.hstack([a[a < 0], a[a > 1]]),
+    "diff": lambda a: np.diff(a[a > 0.3]),
+    "diff_twice_prepend": lambda a: np.diff(a[a > 0.3], n=2, prepend=0.0),
+    "setxor1d": lambda a: np.setxor1d(np.round(a), np.round(a[::2]) + 1),
+    "union1d": lambda a: np.union1d(np.round(a[a > 0.3]), np.round(a[:4])),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_order_statistics_joins_and_selections_of_run_time_lengths_match_numpy(seed, dtype):
+    a = np.random.default_rng(seed).standard_normal(13 + 4 * seed).astype(dtype)
+    if seed:
+        a[5] = np.nan  # (NaN: the order statistics are NaN, sorts put it last, unique keeps one)
+    check_many({name: (f, a) for name, f in _ORDERED.items()}, signed_zeros=False)
+
+
+def test_order_statistics_of_empty_and_integer_selections_match_numpy():
+    ints = np.random.default_rng(3).integers(-3, 6, 14)
+    check_many({"median_ints": (lambda a: np.median(a[a > 0]), ints),
+                "percentile_ints": (lambda a: np.percentile(a[a > 0], [25, 75]), ints),
+                "unique_ints": (lambda a: np.unique(a[a > 0], return_counts=True), ints),
+                "bincount": (lambda a: np.bincount(a[a > 0], minlength=6), ints),
+                "bincount_weights": (lambda a: np.bincount(a[a > 0], weights=np.arange(14.0)[a > 0], minlength=6),
+                                     ints)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check(lambda a: np.median(a[a > 9]), ints)  # NaN, as NumPy's
+    with pytest.raises(IndexError):
+        np.quantile(ints[ints > 9], 0.5)
+    with pytest.raises(IndexError, match="out of bounds"):  # NumPy's, when it runs
+        cf.jit(lambda a: np.quantile(a[a > 9], 0.5))(ints)
+
+
+def test_masks_among_basic_indices_match_numpy_for_reads_and_writes():
+    x, a = rng.standard_normal((6, 3)), rng.standard_normal((4, 5, 3))
+    check_many({"rows_all_columns": (lambda x: x[x[:, 0] > 0, :], x),
+                "rows_one_column": (lambda x: x[x[:, 0] > 0, 1], x),
+                "columns": (lambda x: x[:, x[0] > 0], x),
+                "columns_after_ellipsis": (lambda x: x[..., x[0] > 0], x),
+                "columns_of_some_rows": (lambda x: x[1:, x[0] > 0], x),
+                "last_axis_after_an_integer": (lambda a: a[:, 2, a[0, 0] > 0], a),
+                "apart_from_an_integer": (lambda a: a[a[:, 0, 0] > 0, :, 2], a),
+                "two_axes_then_an_integer": (lambda a: a[a[:, :, 0] > 0, 1], a),
+                "after_new_axis": (lambda a: a[None, a[:, 0, 0] > 0], a)})
+
+    def writes(x, a):
+        x[x[:, 0] > 0, 1] = 0.0
+        x[:, x[0] > 0] *= 2
+        x[x[:, 2] > 0, :] += np.arange(3.0)
+        a[:, 2, a[0, 0] > 0] = 5.0
+        a[1, a[1, :, 0] > 0] = a[0, a[1, :, 0] > 0]
+        x[:, x[1] > 0] = x[:, x[1] > 0][::-1]
+        return x.sum()
+
+    _check_writes(writes, x, a)
+
+
+def _check_writes(f, *args):
+    """``f`` against NumPy: its result and every argument after the call."""
+    want_args, got_args = [a.copy() for a in args], [a.copy() for a in args]
+    want = f(*want_args)
+    assert_same(cf.jit(f)(*got_args), want)
+    for got, w in zip(got_args, want_args):
+        np.testing.assert_array_equal(got, w)
+
+
+def test_writes_through_index_arrays_of_run_time_length_match_numpy():
+    def writes(x, m, y):
+        idx = np.where(x > 0)[0]
+        x[idx] = 0.5 * x[idx]
+        x[np.flatnonzero(x < -1)] += 1.0
+        np.add.at(y, np.nonzero(x < 0)[0] % 3, 1.0)
+        m[np.nonzero(m > 1)] = -1.0
+        rows, cols = np.nonzero(m < -1)
+        m[rows, cols] *= 3
+        m[np.where(m[:, 0] > 0)[0], :] = 2.0
+        m[:, np.where(m[0] < 0)[0]] = 7.0
+        y[idx[:2]] = np.arange(2.0)[:idx[:2].size]
+        return x.sum() + m.sum()
+
+    for seed in range(3):
+        x, y = np.random.default_rng(seed).standard_normal((2, 9))
+        _check_writes(writes, x, np.random.default_rng(seed).standard_normal((4, 5)) * 2, y)
+
+
+def test_a_write_through_an_index_array_of_run_time_length_checks_its_count():
+    def f(x):
+        x[np.nonzero(x > 0)[0]] = x[:2]
+        return x
+
+    check(f, np.array([1.0, 2.0, -1.0]))
+    with pytest.raises(ValueError, match="broadcast"):
+        cf.jit(f)(np.array([1.0, 2.0, 3.0]))
+
+
+def _mean_of_positives(x):
+    positive = x[x > 0]
+    return positive.sum() / len(positive), len(positive)
+
+
+def test_len_of_an_array_of_run_time_length_is_a_traced_int():
+    x = np.array([1.0, -2.0, 3.0, 4.0, -1.0])
+    got = cf.jit(_mean_of_positives)(x)
+    assert [float(g) for g in got] == [float(w) for w in _mean_of_positives(x)]
+
+
+def _labels(x, centers):
+    return np.argmin(((x[:, None, :] - centers[None, :, :]) ** 2).sum(-1), axis=1)
+
+
+def _counts_by_label(x, centers):
+    labels = _labels(x, centers)
+    edges = np.linspace(-1.0, 1.0, 5)
+    return (np.bincount(labels), np.bincount(labels, weights=x[:, 0]), np.bincount(labels, minlength=2),
+            np.bincount(labels, minlength=6), np.bincount(labels[x[:, 0] > 0]),
+            np.bincount(np.digitize(x[:, 1], edges)), np.bincount(np.unique(labels * 2, return_inverse=True)[1]))
+
+
+def _means_by_label(x, centers):
+    labels = _labels(x, centers)
+    sums = np.zeros_like(centers)
+    np.add.at(sums, labels, x)
+    return sums / np.bincount(labels)[:, None]
+
+
+def _relabelled(x, centers):
+    labels = _labels(x, centers)
+    labels[0] = 7  # (argmin's bound no longer holds)
+    return np.bincount(labels)
+
+
+def test_bincount_of_values_with_a_known_bound_has_numpys_length():
+    """argmin's labels lie below the number of centers: np.bincount(labels) has max(labels) + 1 slots,
+    fewer when the last centers are nobody's nearest, as in NumPy."""
+    x = rng.standard_normal((30, 2))
+    far = np.array([[0.0, 0.0], [0.1, 0.1], [100.0, 100.0], [200.0, 200.0]])
+    for centers in (x[:4].copy(), far):
+        check(_counts_by_label, x, centers)
+    check(_means_by_label, x, x[:4].copy())
+    with pytest.raises(ValueError, match="broadcast"):  # NumPy's: 2 counts for 4 centers
+        cf.jit(_means_by_label)(x, far)
+    with pytest.raises(cf.UnsupportedError, match="minlength"):
+        cf.jit(_relabelled)(x, far)

@@ -9,7 +9,7 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..ir.ops import compare  # noqa: F401  (comparison typed by the operands' dtype)
-from ..tracing import python_ints
+from ..tracing import context, python_ints
 from ..tracing.array import TracedArray
 
 PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool_
@@ -69,7 +69,25 @@ def known_value(x):
         if x.lens is not None or x.value.owner is None or not hasattr(x.value.owner, "literal"):
             return None
         return x.value.owner.literal
+    return None if getattr(x, "defers_tracing", False) else x  # (an array with run-time extents: traced)
+
+
+def with_value_bounds(x: TracedArray, low: int, high: int) -> TracedArray:
+    """``x`` (an integer array), noting that its elements, as they are now, lie in [low, high]: kept
+    by its Value, which a write replaces, so the note cannot outlive the values it describes."""
+    context.current().value_bounds[x.value] = (low, high)
     return x
+
+
+def value_bounds(x) -> tuple | None:
+    """The least and greatest values of an integer array's elements, where known statically."""
+    known = known_value(x)
+    if known is not None:
+        known = np.asarray(known)
+        return (int(known.min()), int(known.max())) if known.size and known.dtype.kind in "iub" else None
+    if not isinstance(x, TracedArray):
+        return None
+    return python_ints.bounds_of(x) or context.current().value_bounds.get(x.value)
 
 
 def wrap(v: Value) -> TracedArray:

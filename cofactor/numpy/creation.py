@@ -113,7 +113,7 @@ def _like(name, fill_value_of):
             dtype = args[0]
         src = value(a) if isinstance(a, TracedArray) else None
         src_shape, src_dtype = (src.shape, src.dtype) if src is not None else (np.shape(a), np.asarray(a).dtype)
-        target_shape = src_shape if shape is None else resolve_shape(shape, int(np.prod(shape, dtype=np.int64)))
+        target_shape = src_shape if shape is None else resolve_shape(shape)
         target = _dtype(dtype, src_dtype)
         if isinstance(fill, TracedArray):
             return wrap(ops.convert(np.broadcast_to(fill, target_shape).value, target))
@@ -164,7 +164,7 @@ def _static(name, *args):
 
 def _filled(fill):
     def make(shape, dtype=float, order="C", *, like=None, device=None):
-        shape = resolve_shape(shape, int(np.prod(shape, dtype=np.int64)))
+        shape = resolve_shape(shape)
         target = _dtype(dtype, float)
         return wrap(full(shape, np.array(fill).astype(target), target))
     return make
@@ -183,7 +183,7 @@ def ndarray(shape, dtype=float, *args, **kwargs):
 
 @constructs(np.full)
 def full_(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
-    shape = resolve_shape(shape, int(np.prod(shape, dtype=np.int64)))
+    shape = resolve_shape(shape)
     fill = fill_value if isinstance(fill_value, TracedArray) else np.asarray(fill_value)
     target = _dtype(dtype, fill.dtype)
     return wrap(ops.convert(np.broadcast_to(wrap(value(fill)), shape).value, target))

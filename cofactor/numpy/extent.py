@@ -24,7 +24,12 @@ it does with invalid lanes, so that none reaches a result:
 - ``flip`` reverses the data and moves the window; indexing an element checks it against the
   length at run time (NumPy's IndexError);
 - writes (``b[...] = v``, ``b += v``, ``A[i, :j] = v``, ``x[mask] = v``) select the new value in
-  the valid lanes only.
+  the valid lanes only;
+- as an index array (``x[idx]``, ``x[idx] = v``, ``np.add.at(x, idx, v)`` with ``idx = np.nonzero(m)[0]``),
+  invalid lanes read element 0 and the scatter drops their writes (numpy/indexing.py);
+- ``argsort`` sorts them last, order statistics read the valid lanes only, joins write each piece at
+  the run-time end of the ones before (numpy/extent_order.py); ``nonzero``, ``unique`` and
+  ``bincount`` leave them out.
 
 One NumPy rule is not followed: a run-time length of 1 does not broadcast against another length
 (``x[:k] + y[:m]`` with ``k == 1``, ``m == 3``): NumPy's result has 3 elements, cofactor raises an
@@ -32,8 +37,8 @@ UnsupportedError that says so when the function runs; a static length of 1 broad
 
 Where a Bounded leaves the compiled function (returned), the program returns its data with the
 window moved to the front and the lengths, and the caller gets NumPy's exact shape (compiler.py).
-Where a run-time extent would have to become a static one (``np.zeros(len(np.unique(x)))``,
-``np.concatenate``), the operation raises a clear error.
+Where a run-time extent would have to become a static one (``np.zeros(len(np.unique(x)))``), the
+operation raises a clear error.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ from ..ir import ops
 from ..ir.core import Operation, Value
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
+from ..tracing.dispatch import call_ufunc
 from ._core import asarray, value, wrap
 
 _I64 = np.dtype(np.int64)
@@ -238,7 +244,7 @@ def _unsupported(what):
     raise located(UnsupportedError(
         f"{what} on an array whose length is known only at run time (a slice with traced bounds, x[mask], "
         "np.nonzero, np.unique, ...) is not supported; supported: elementwise operations, reductions, dot / @, "
-        "flip, cumsum, sort, element indexing and assignment"))
+        "flip, cumsum, sort, argsort, median, quantile, unique, concatenate, indexing and assignment"))
 
 
 class Bounded:
@@ -342,6 +348,8 @@ class Bounded:
 
     # --- NumPy's protocols: the implementations are in extent_ops.py ------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "at" and not isinstance(inputs[0], Bounded):  # np.add.at(x, idx[:b], v): x's own
+            return call_ufunc(ufunc, method, inputs, kwargs)
         if method != "__call__" or kwargs.get("out") is not None:
             _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
                          + (" with out=" if kwargs.get("out") is not None else ""))

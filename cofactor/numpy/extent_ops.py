@@ -393,7 +393,7 @@ def sort_in_place(b, axis=-1, kind=None, order=None, *, stable=None):
 @operation(np.where)
 def where(condition, *xy):
     if not xy:
-        _unsupported("numpy.where with one argument")
+        return np.nonzero(condition)
     if len(xy) != 2:
         raise located(ValueError("either both or neither of x and y should be given"))
     args, windows = aligned([condition, *xy])
@@ -462,7 +462,7 @@ def ndim(b):
 
 
 for _name in ["sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin", "any", "all", "cumsum",
-              "cumprod", "dot", "clip", "round", "copy", "nonzero", "transpose", "ravel", "flatten"]:
+              "cumprod", "dot", "clip", "round", "copy", "nonzero", "transpose", "ravel", "flatten", "argsort"]:
     _func = np.ravel if _name == "flatten" else getattr(np, _name)
     setattr(Bounded, _name, (lambda f: lambda self, *a, **k: f(self, *a, **k))(_func))
 Bounded.astype = astype

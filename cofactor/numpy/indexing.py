@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
+from ..ir.core import Value
 from ..tracing import checks, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
@@ -17,8 +18,10 @@ from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementw
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
                     wrap)
 from .creation import check_stored, convert_like_numpy, traced_sequence
-from .extent import Bounded, has_traced_slice
-from .selection import assign_masked, assign_traced_slice, fitted, masked, take_bounded, traced_slice
+from .extent import Bounded, _unsupported, bounded, has_traced_slice
+from .extent_ops import aligned
+from .selection import (assign_masked, assign_masked_among, assign_traced_slice, fitted, masked, masked_among,
+                        traced_slice)
 
 
 def _is_traced_integer(item) -> bool:
@@ -99,14 +102,17 @@ def _check_index(index: TracedArray, n: int, axis: int):
     checks.error_if(outside, lambda: IndexError(f"index {index} is out of bounds for axis {axis} with size {n}"))
 
 
-def _check_indices(indices: TracedArray, n: int, axis: int):
+def _check_indices(indices: TracedArray, n: int, axis: int, valid: TracedArray | None = None):
     """NumPy's IndexError, after the call, where an element of the traced integer array ``indices``
-    is outside [-n, n) when the program runs (the gather or scatter clamps it), naming the first."""
-    if indices.ndim == 0:
+    (in its ``valid`` lanes) is outside [-n, n) when the program runs (the gather or scatter clamps
+    it), naming the first."""
+    if indices.ndim == 0 and valid is None:
         return _check_index(indices, n, axis)
     if python_ints.within(indices, -n, n - 1) or indices.size == 0:
         return
     outside = np.logical_or(indices < -n, indices >= n)
+    if valid is not None:
+        outside = outside & valid
     first = np.ravel(indices)[np.argmax(np.ravel(outside))]
     checks.error_if(np.any(outside).value,
                     lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
@@ -135,6 +141,7 @@ class _Advanced:
 
     def __init__(self, a, index):
         index = index if isinstance(index, tuple) else (index,)
+        index, self.valid, windows = _run_time_lengths(index)
         index = tuple(item if known_value(item) is None else known_value(item) for item in index)
         if any(item is None for item in index):
             raise UnsupportedError("combining None (np.newaxis) with advanced indexing is not supported")
@@ -190,12 +197,15 @@ class _Advanced:
         self.offset_dims = [i if i < first else i + nb for i in range(len(rest))]
         rest_shape = [shape[d] for d in rest]
         self.result_shape = tuple(rest_shape[:first]) + self.batch + tuple(rest_shape[first:])
+        self.windows = None if windows is None else [None] * first + windows + [None] * (len(rest) - first)
 
     def _index_tensor(self, arrays, sizes):
         columns = []
         for x, n in zip(arrays, sizes):
             if isinstance(x, TracedArray):
-                _check_indices(x, n, self.axes[len(columns)])
+                if self.valid is not None:
+                    x = wrap(broadcast_to(x.value, self.batch))
+                _check_indices(x, n, self.axes[len(columns)], self.valid)
                 v = ops.convert(x.value, np.int64)
                 zero = full(v.shape, 0, np.int64)
                 v = ops.select(ops.compare(v, zero, "LT", "SIGNED"),
@@ -211,22 +221,70 @@ class _Advanced:
         return ops.concatenate(columns, len(self.batch))
 
     def read(self):
+        """The selected elements: a TracedArray, or a Bounded where index arrays have run-time lengths."""
         if 0 in self.result_shape or 0 in self.view.shape:  # nothing to gather (and gather rejects it)
-            return full(self.result_shape, 0, self.view.dtype)
-        v = self.view.value
-        sizes = [1 if d in self.axes else n for d, n in enumerate(v.shape)]
-        return ops.gather(v, self.indices, self.offset_dims, self.axes, self.axes, len(self.batch),
-                          sizes, self.result_shape)
+            result = full(self.result_shape, 0, self.view.dtype)
+        else:
+            v = self.view.value
+            sizes = [1 if d in self.axes else n for d, n in enumerate(v.shape)]
+            result = ops.gather(v, self.indices, self.offset_dims, self.axes, self.axes, len(self.batch),
+                                sizes, self.result_shape)
+        return wrap(result) if self.windows is None else bounded(wrap(result), self.windows)
+
+    def updates(self, a, v) -> Value:
+        """``v`` as the values to write: cast to ``a``'s dtype, broadcast to the selection's shape, and
+        lined up with its valid lanes where index arrays have run-time lengths."""
+        if self.windows is not None:
+            (_, v), _ = aligned([Bounded(wrap(full(self.result_shape, 0, a.dtype)), self.windows), v])
+        elif isinstance(v, Bounded):
+            v = fitted(v, self.result_shape)
+        return _assigned(a, v, self.result_shape)
 
     def write(self, updates, combine=None):
+        """Scatter ``updates``; invalid lanes of index arrays with run-time lengths point past the axis,
+        where the scatter drops them."""
         if 0 in self.result_shape:
             return
-        self.view.value = ops.scatter(self.view.value, self.indices, updates, self.offset_dims, self.axes,
+        indices = self.indices
+        if self.valid is not None:
+            past = ops.constant(np.array([self.view.shape[d] for d in self.axes], np.int64))
+            past = ops.broadcast_in_dim(past, indices.shape, (len(self.batch),))
+            valid = ops.broadcast_in_dim(self.valid.value, indices.shape, range(len(self.batch)))
+            indices = ops.select(valid, indices, past)
+        self.view.value = ops.scatter(self.view.value, indices, updates, self.offset_dims, self.axes,
                                       self.axes, len(self.batch), combine)
+
+
+def _run_time_lengths(index):
+    """Index arrays of which some have run-time lengths (``x[idx[:b]]``, ``x[np.nonzero(m)]``) as
+    static-shaped arrays lined up lane for lane (their invalid lanes read element 0), the mask of
+    their broadcast's valid lanes, and its windows; other indices as they are (None, None)."""
+    if not any(isinstance(item, Bounded) for item in index):
+        return index, None, None
+    advanced = [k for k, item in enumerate(index) if not (isinstance(item, slice) or item is None or item is Ellipsis)]
+    if any(isinstance(index[k], Bounded) and index[k].dtype.kind not in "iu" for k in advanced):
+        _unsupported("indexing with a boolean mask")
+    arrays, windows = aligned([index[k] for k in advanced])
+    shape = np.broadcast_shapes(*(np.shape(x) for x in arrays))
+    valid = None
+    for axis, w in enumerate(windows):
+        if w is not None:
+            lanes = w.valid(shape, axis)
+            valid = lanes if valid is None else ops.binary("stablehlo.and", valid, lanes)
+    valid = wrap(valid)
+    index = list(index)
+    for k, x in zip(advanced, arrays):
+        if np.ndim(x):
+            index[k] = np.where(valid, x, np.zeros((), x.dtype))
+    return tuple(index), valid, windows
 
 
 def _traced_mask(index):
     return isinstance(index, TracedArray) and index.dtype == np.bool_ and known_value(index) is None
+
+
+def _traced_mask_among(items) -> bool:
+    return len(items) > 1 and any(_traced_mask(item) for item in items)
 
 
 @implements("ndarray.__getitem__")
@@ -234,8 +292,6 @@ def getitem(a, index):
     items = index if isinstance(index, tuple) else (index,)
     if a.scalar:
         return _index_scalar(a, items)
-    if any(isinstance(item, Bounded) for item in items):
-        return take_bounded(a, index)
     if all(_is_basic(item) for item in items):
         if has_traced_slice(items):
             return traced_slice(a, index)
@@ -246,7 +302,9 @@ def getitem(a, index):
         return view(a, lens)
     if _traced_mask(index):
         return masked(a, index)  # a copy, as advanced indexing makes
-    return wrap(_Advanced(a, index).read())  # advanced indexing copies, as in NumPy
+    if _traced_mask_among(items):
+        return masked_among(a, items)
+    return _Advanced(a, index).read()  # advanced indexing copies, as in NumPy
 
 
 def _index_scalar(a, items):
@@ -308,8 +366,11 @@ def setitem(a, index, v):
     if _traced_mask(index):
         assign_masked(a, index, v)
         return
+    if _traced_mask_among(items):
+        assign_masked_among(a, items, v)
+        return
     plan = _Advanced(a, index)
-    plan.write(_assigned(a, fitted(v, plan.result_shape) if isinstance(v, Bounded) else v, plan.result_shape))
+    plan.write(plan.updates(a, v))
 
 
 @implements(np.take)

@@ -20,7 +20,7 @@ from ..ir.types import TensorType
 from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import constructs
-from ._core import asarray, full, value, wrap
+from ._core import asarray, full, value, with_value_bounds, wrap
 
 _KEY = TensorType((2,), np.uint64)
 
@@ -104,7 +104,10 @@ class TracedGenerator:
         span = ops.convert(value(np.subtract(high, low)), np.uint64)
         offset = ops.binary("stablehlo.remainder", self._bits(shape), ops.broadcast_in_dim(
             span, shape, range(len(shape) - span.type.rank, len(shape))))
-        return np.add(wrap(ops.convert(offset, np.int64)), low).astype(dtype)
+        drawn = np.add(wrap(ops.convert(offset, np.int64)), low).astype(dtype)
+        if isinstance(low, numbers.Integral) and isinstance(high, numbers.Integral) and low < high:
+            drawn = with_value_bounds(drawn, int(low), int(high) - 1)
+        return drawn
 
     def permutation(self, x, axis=0):
         if axis != 0:

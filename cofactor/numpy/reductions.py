@@ -14,7 +14,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
-from ._core import axis_index, axis_tuple, compare, full, reject, value, wrap
+from ._core import axis_index, axis_tuple, compare, full, reject, value, with_value_bounds, wrap
 from .ufuncs import KERNELS, apply
 
 _NO = np._NoValue
@@ -230,7 +230,7 @@ def _arg_extremum(name, ufunc):
         if keepdims:
             ndim = np.ndim(a)
             r = ops.reshape(r, (1,) * ndim) if axis is None else _keep(r, (ax,), True, ndim)
-        return wrap(r)
+        return with_value_bounds(wrap(r), 0, v.shape[ax] - 1)
     return impl
 
 

@@ -11,7 +11,7 @@ from ..tracing import checks
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
-from ._core import asarray, full, known_value, value, wrap
+from ._core import asarray, full, known_value, value, with_value_bounds, wrap
 from .shape import _sort_comparator
 
 
@@ -30,6 +30,11 @@ def one_dimensional(x):
 
 @implements(np.digitize)
 def digitize(x, bins, right=False):
+    positions = _digitize(x, bins, right)
+    return with_value_bounds(positions, 0, np.shape(bins)[0]) if isinstance(positions, TracedArray) else positions
+
+
+def _digitize(x, bins, right):
     """The index of the bin each value falls in: a search in ``bins``, ascending or descending (when
     they are known only at run time, both searches, and the one their direction picks; bins that
     are neither raise NumPy's ValueError after the call)."""
@@ -82,7 +87,7 @@ def searchsorted(a, v, side="left", sorter=None):
         goes = before(pivot, keys) if side == "left" else ops.unary("stablehlo.not", before(keys, pivot))
         position = ops.select(ops.binary("stablehlo.and", in_range, goes), candidate, position)
         step >>= 1
-    return wrap(position)
+    return with_value_bounds(wrap(position), 0, n)
 
 
 def _scalar_bound(bound, is_complex):

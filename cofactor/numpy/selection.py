@@ -10,10 +10,10 @@ from ..errors import located
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ._core import asarray, axis_index, known_value, value, wrap
+from ._core import asarray, axis_index, known_value, value, value_bounds, with_value_bounds, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Window, _check_lengths, _const, _unsupported, as_data, selected_positions, shifted,
-                     sub, true_ranks)
+from .extent import (Bounded, Window, _check_lengths, _const, _unsupported, as_data, operation, selected_positions,
+                     shifted, sub, true_ranks)
 from .extent_ops import aligned, assign, resolved, transpose
 
 _I64 = np.dtype(np.int64)
@@ -43,26 +43,6 @@ def fitted(v: Bounded, shape) -> TracedArray:
     return TracedArray(data)
 
 
-def take_bounded(a: TracedArray, index):
-    """``a[i]`` (or ``a[i, j]``, ``a[np.nonzero(m)]``) where the integer index arrays have a run-time extent:
-    a gather of every lane, with the indices' windows.  Invalid lanes read element 0: what they hold
-    may be any number (``idx[:b]`` of an index array whose later entries are out of range), and the
-    gather's index check must not see it (NumPy's ``x[idx[:b]]`` raised IndexError for ``idx[b]``)."""
-    items = index if isinstance(index, tuple) else (index,)
-    arrays = [k for k, item in enumerate(items) if not (isinstance(item, slice) and item == slice(None))]
-    if any(not isinstance(items[k], Bounded) or items[k].dtype.kind not in "iu" or items[k].ndim != 1 for k in arrays) \
-            or arrays != list(range(arrays[0], arrays[-1] + 1)):
-        _unsupported("indexing with integer arrays whose length is known only at run time, other than adjacent "
-                     "vectors (a[i], a[:, i], a[i, j])")
-    indices, windows = aligned([items[k] for k in arrays])
-    valid = TracedArray(Bounded(indices[0], windows).valid())  # (the aligned vectors share their windows)
-    for m, k in enumerate(arrays):
-        if a.shape[k]:  # (an empty axis has no element 0: any valid lane is NumPy's IndexError there too)
-            indices[m] = np.where(valid, indices[m], np.zeros((), indices[m].dtype))
-    data = a[tuple(indices[arrays.index(k)] if k in arrays else item for k, item in enumerate(items))]
-    return Bounded(data, [None] * arrays[0] + windows + [None] * (a.ndim - arrays[-1] - 1))
-
-
 # --- compaction: masks and data-dependent functions ------------------------------------------------------
 
 def masked(a, mask: TracedArray) -> Bounded:
@@ -74,7 +54,54 @@ def masked(a, mask: TracedArray) -> Bounded:
     size = int(np.prod(mask.shape, dtype=np.int64))
     flat = np.reshape(a, (size,) + a.shape[k:])
     positions, count = selected_positions(ops.reshape(mask.value, (size,)))
-    return Bounded(flat[wrap(positions)], [Window(_const(0), count)] + [None] * (a.ndim - k))
+    selected = flat[wrap(positions)]
+    bounds = value_bounds(a)
+    if bounds is not None:  # (what np.bincount(labels[mask]) sizes its result by)
+        selected = with_value_bounds(selected, *bounds)
+    return Bounded(selected, [Window(_const(0), count)] + [None] * (a.ndim - k))
+
+
+def _with_basic_items(a, items):
+    """For ``a[items]``, one traced boolean mask among basic items (``X[mask, 1]``, ``X[:, mask]``,
+    ``A[i, mask, :]``): ``a`` indexed by the others, with the mask's axes moved to the front, the
+    mask, and where NumPy puts the selection's axis (at the first of the mask and the integers if they
+    are adjacent, else first)."""
+    masks = [k for k, item in enumerate(items) if isinstance(item, TracedArray) and item.dtype == np.bool_]
+    mask = items[masks[0]]
+    if any(isinstance(item, (list, np.ndarray)) or isinstance(item, TracedArray) and item.ndim
+           for k, item in enumerate(items) if k != masks[0]) or len(masks) != 1:
+        _unsupported("a traced boolean mask combined with other index arrays")
+    if any(item is Ellipsis for item in items):
+        e = items.index(Ellipsis)
+        used = sum(mask.ndim if k == masks[0] else item is not None for k, item in enumerate(items) if k != e)
+        items = items[:e] + (slice(None),) * (a.ndim - used) + items[e + 1:]
+        masks = [k for k, item in enumerate(items) if item is mask]
+    p = masks[0]
+    axes_before = [k for k, item in enumerate(items) if isinstance(item, slice) or item is None]
+    q = sum(k < p for k in axes_before)
+    view = a[items[:p] + (slice(None),) * mask.ndim + items[p + 1:]]
+    if q:
+        view = np.moveaxis(view, list(range(q, q + mask.ndim)), list(range(mask.ndim)))
+    advanced = [k for k in range(len(items)) if k not in axes_before]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    return view, mask, sum(k < advanced[0] for k in axes_before) if adjacent else 0
+
+
+def masked_among(a, items):
+    """``a[items]`` with one traced boolean mask among basic items."""
+    view, mask, at = _with_basic_items(a, items)
+    result = masked(view, mask)
+    return np.moveaxis(result, 0, at) if at else result
+
+
+def assign_masked_among(a, items, v):
+    """``a[items] = v`` with one traced boolean mask among basic items: through a view of ``a``."""
+    view, mask, at = _with_basic_items(a, items)
+    if at and np.ndim(as_data(v)) > at:
+        rank = view.ndim - mask.ndim + 1
+        v = v if np.ndim(as_data(v)) == rank else np.reshape(v, (1,) * (rank - np.ndim(v)) + np.shape(v))
+        v = np.moveaxis(v, at, 0)
+    assign_masked(view, mask, v)
 
 
 def _check_mask_shape(a, mask):
@@ -119,33 +146,40 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
 
 
 @implements(np.nonzero)
+@operation(np.nonzero)
 def nonzero(a):
-    """The indices of the non-zero elements, one Bounded vector per axis (all with one window)."""
-    if isinstance(a, Bounded):
-        _unsupported("numpy.nonzero")
+    """The indices of the non-zero elements (of the valid lanes, for an array with run-time extents),
+    one Bounded vector per axis (all with one window)."""
     known = known_value(a)
     if known is not None:
         return tuple(wrap(ops.constant(i)) for i in np.nonzero(known))
-    a = asarray(a)
-    if a.ndim == 0:
+    data = as_data(a)
+    if data.ndim == 0:
         raise located(ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() "
                                  "instead."))
-    mask = a.value if a.dtype == np.bool_ else ops.compare(a.value, ops.broadcast_in_dim(
-        ops.constant(np.zeros((), a.dtype)), a.shape, ()), "NE")
-    positions, count = selected_positions(ops.reshape(mask, (a.size,)))
+    mask = data.value if data.dtype == np.bool_ else ops.compare(data.value, ops.broadcast_in_dim(
+        ops.constant(np.zeros((), data.dtype)), data.shape, ()), "NE")
+    if isinstance(a, Bounded):
+        mask = ops.binary("stablehlo.and", mask, a.valid())
+    positions, count = selected_positions(ops.reshape(mask, (data.size,)))
     window = Window(_const(0), count)
-    strides = np.cumprod((1,) + a.shape[:0:-1])[::-1]
+    strides = np.cumprod((1,) + data.shape[:0:-1])[::-1]
     flat = wrap(positions)
-    return tuple(Bounded(asarray((flat // int(s)) % n), [window]) for s, n in zip(strides, a.shape))
+    windows = a.windows if isinstance(a, Bounded) else [None] * data.ndim
+    starts = [0 if w is None else TracedArray(w.start, scalar=True, weak=int) for w in windows]
+    return tuple(Bounded(asarray((flat // int(s)) % n - start), [window])
+                 for s, n, start in zip(strides, data.shape, starts))
 
 
 @implements(np.flatnonzero)
+@operation(np.flatnonzero)
 def flatnonzero(a):
     known = known_value(a)
     return nonzero(np.ravel(a) if known is None else known.ravel())[0]
 
 
 @implements(np.argwhere)
+@operation(np.argwhere)
 def argwhere(a):
     if np.ndim(a) == 0:
         return wrap(ops.constant(np.argwhere(known_value(a) if known_value(a) is not None else 1)))
@@ -186,47 +220,61 @@ def extract(condition, arr):
 
 
 @implements(np.unique)
+@operation(np.unique)
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            sorted=True):
-    """The sorted distinct values (a Bounded vector), and NumPy's optional index, inverse and counts."""
+    """The sorted distinct values (a Bounded vector), and NumPy's optional index, inverse and counts; of
+    a vector with a run-time length, of its valid lanes."""
     known = known_value(ar)
-    if known is None and (isinstance(ar, Bounded) or axis is not None):
-        _unsupported("numpy.unique " + ("with axis=" if axis is not None else "of such an array"))
+    if known is None and axis is not None:
+        _unsupported("numpy.unique with axis=")
     if known is not None:
         results = np.unique(known, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
         return tuple(wrap(ops.constant(r)) for r in results) if isinstance(results, tuple) else \
             wrap(ops.constant(results))
-    flat = np.ravel(asarray(ar))
+    if isinstance(ar, Bounded):
+        if ar.ndim != 1:
+            _unsupported("numpy.unique of a multi-dimensional array")
+        flat, start = ar.data, TracedArray(ar.windows[0].start, scalar=True, weak=int)
+        total = TracedArray(ar.windows[0].length, scalar=True, weak=int)
+        relative = np.argsort(ar, kind="stable").data  # (its valid lanes first)
+        order = relative + start
+    else:
+        flat = np.ravel(asarray(ar))
+        total = flat.shape[0]
+        order = relative = np.argsort(flat, kind="stable")
     size = flat.shape[0]
-    order = np.argsort(flat, kind="stable")
     ordered = flat[order]
+    lanes = wrap(ops.iota((size,), _I64, 0))
     if size:
         later, earlier = ordered[1:], ordered[:-1]
         new = later != earlier
         if equal_nan and flat.dtype.kind in "fc":
             new = new & ~(np.isnan(later) & np.isnan(earlier))
-        first = np.concatenate([np.ones(1, np.bool_), new])
+        first = np.concatenate([np.ones(1, np.bool_), new]) & (lanes < total)
     else:
         first = np.zeros(0, np.bool_)
     starts, count = selected_positions(value(first))
     window = Window(_const(0), count)
     results = [Bounded(ordered[wrap(starts)], [window])]
     if return_index:
-        results.append(Bounded(order[wrap(starts)], [window]))
+        results.append(Bounded(relative[wrap(starts)], [window]))
     if return_inverse:
         group = np.cumsum(first) - 1
         inverse = asarray(np.zeros(size, np.int64))
         inverse[order] = group
-        results.append(inverse.reshape(np.shape(ar)) if np.ndim(ar) > 1 else inverse)
+        inverse = inverse if isinstance(ar, Bounded) or np.ndim(ar) <= 1 else inverse.reshape(np.shape(ar))
+        inverse = with_value_bounds(inverse, 0, max(size - 1, 0))
+        results.append(Bounded(inverse, ar.windows) if isinstance(ar, Bounded) else inverse)
     if return_counts:
-        lanes = wrap(ops.iota((size,), _I64, 0))
         following = np.concatenate([wrap(starts)[1:], np.full(1, size, np.int64)])
-        following = np.where(lanes == TracedArray(sub(count, _const(1)), scalar=True, weak=int), size, following)
+        following = np.where(lanes == TracedArray(sub(count, _const(1)), scalar=True, weak=int), total, following)
         results.append(Bounded(asarray(following - wrap(starts)), [window]))
     return results[0] if len(results) == 1 else tuple(results)
 
 
 @implements(np.union1d)
+@operation(np.union1d)
 def union1d(ar1, ar2):
     return np.unique(np.concatenate([np.ravel(ar1), np.ravel(ar2)]))
 
@@ -234,6 +282,7 @@ def union1d(ar1, ar2):
 def _set_routine(func, combine):
     """A set routine on traced arrays: ``combine(ar1, ar2)`` of unique values and masks; of constants, NumPy's."""
     @implements(func)
+    @operation(func)
     def routine(ar1, ar2, assume_unique=False, **kwargs):
         known = [known_value(a) for a in (ar1, ar2)]
         if all(k is not None for k in known):
@@ -247,3 +296,13 @@ def _set_routine(func, combine):
 
 _set_routine(np.intersect1d, lambda a, b, unique_a: (u := np.ravel(a) if unique_a else np.unique(a))[np.isin(u, b)])
 _set_routine(np.setdiff1d, lambda a, b, unique_a: (u := np.ravel(a) if unique_a else np.unique(a))[~np.isin(u, b)])
+
+
+def _exclusive_or(a, b, unique):
+    """The values in exactly one of the two (NumPy's neighbour test keeps each NaN)."""
+    values, counts = np.unique(np.concatenate([np.ravel(x) if unique else np.unique(x) for x in (a, b)]),
+                               return_counts=True, equal_nan=False)
+    return values[counts == 1]
+
+
+_set_routine(np.setxor1d, _exclusive_or)

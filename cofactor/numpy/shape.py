@@ -64,8 +64,15 @@ def _raveled(a, order):
     return view(view(a, Transpose(axes)) if axes != sorted(axes) else a, Reshape((a.size,)))
 
 
-def resolve_shape(shape, size) -> tuple:
+def resolve_shape(shape, size=None) -> tuple:
+    """``shape`` as a tuple of ints, its -1 resolved for ``size`` elements (by default, the shape's own)."""
     shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    if any(isinstance(d, TracedArray) for d in shape):
+        raise UnsupportedError("a shape known only at run time (a traced number, such as the length of x[mask], "
+                               "of x[:k] or of np.unique(x)): an array made in a compiled function needs its shape "
+                               "at compile time")
+    if size is None:
+        size = int(np.prod([operator_index(d, "shape") for d in shape], dtype=np.int64))
     shape = tuple(operator_index(d, "shape") for d in shape)
     unknown = [i for i, d in enumerate(shape) if d == -1]
     if len(unknown) > 1:

@@ -19,7 +19,9 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import implements
-from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, wrap
+from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, value_bounds, wrap
+from .extent import Bounded, Window, as_data, operation
+from .extent_ops import aligned
 from .reductions import _identity, _keep, reduce_ufunc
 from .searching import one_dimensional
 from .ufuncs import KERNELS
@@ -234,19 +236,27 @@ def _reduce_sorted(a, axis, keepdims, compute):
     return result
 
 
-def _with_nan_slices(result, sorted_values):
-    """NaN where a slice holds a NaN (sorted last), as NumPy's median and quantile report."""
+def _with_nan_slices(result, sorted_values, n):
+    """NaN where a slice holds a NaN (sorted last, before lane ``n``), as NumPy's median and quantile
+    report."""
     if sorted_values.dtype.kind not in "fc":
         return result
-    last = sorted_values[..., -1]
+    last = np.take(sorted_values, n - 1, axis=-1)
     return np.where(np.isnan(last), last, result)
 
 
-def _middle(sorted_values):
-    n = sorted_values.shape[-1]
-    half = n // 2
-    middle = np.mean(sorted_values[..., half - 1 + n % 2:half + 1], axis=-1)
-    return _with_nan_slices(middle, sorted_values) if n else middle
+def _middle(sorted_values, n=None):
+    """The median of the first ``n`` values (by default all) sorted along the last axis; ``n`` may be
+    a traced int (an array of run-time length: numpy/extent_order.py)."""
+    if n is None:
+        n = sorted_values.shape[-1]
+        half = n // 2
+        middle = np.mean(sorted_values[..., half - 1 + n % 2:half + 1], axis=-1)
+        return _with_nan_slices(middle, sorted_values, n) if n else middle
+    low, high = (np.take(sorted_values, i, axis=-1)[None] for i in ((n - 1) // 2, n // 2))
+    middle = np.where(n % 2 == 1, np.mean(low, axis=0), np.mean(np.concatenate([low, high]), axis=0))
+    middle = np.where(n == 0, np.nan, middle)  # NumPy's mean of an empty slice
+    return _with_nan_slices(middle, sorted_values, np.maximum(n, 1))
 
 
 @implements(np.median)
@@ -323,31 +333,35 @@ def _lerp(a, b, t):
                     result)
 
 
-def _quantile_of_sorted(sorted_values, q, method, weak_q):
-    """NumPy's _quantile on values sorted along the last axis."""
+def _quantile_of_sorted(sorted_values, q, method, weak_q, n=None):
+    """NumPy's _quantile on the first ``n`` values (by default all; it may be a traced int) sorted along
+    the last axis."""
     virtual_index, fix_gamma = _METHODS[method]
-    n = sorted_values.shape[-1]
+    n = sorted_values.shape[-1] if n is None else n
     index = virtual_index(n, q)
     is_integer = np.issubdtype(np.result_type(index), np.integer)
     if fix_gamma is None or (method == "linear" and is_integer):
-        return _with_nan_slices(_take_leading(sorted_values, index), sorted_values)
+        return _with_nan_slices(_take_leading(sorted_values, index), sorted_values, n)
     # NumPy's _get_indexes: clamp to the ends, NaN indices to the last (NaN) value.
     previous = np.floor(index)
     following = previous + 1
     outside = index >= n - 1
     if sorted_values.dtype.kind in "fc":
         outside = outside | np.isnan(index)
-    previous, following = [np.where(index < 0, 0, np.where(outside, -1, i)).astype(np.intp)
+    previous, following = [np.where(index < 0, 0, np.where(outside, n - 1, i)).astype(np.intp)
                            for i in (previous, following)]
     gamma = fix_gamma(index - previous, index).astype(np.result_type(index))
-    gamma = float(gamma) if weak_q else np.reshape(gamma, np.shape(index) + (1,) * (sorted_values.ndim - 1))
+    if weak_q:  # (a traced one where n is: an array of run-time length)
+        gamma = TracedArray(gamma.value, scalar=True, weak=float) if isinstance(gamma, TracedArray) else float(gamma)
+    else:
+        gamma = np.reshape(gamma, np.shape(index) + (1,) * (sorted_values.ndim - 1))
     result = _lerp(_take_leading(sorted_values, previous), _take_leading(sorted_values, following), gamma)
-    return _with_nan_slices(result, sorted_values)
+    return _with_nan_slices(result, sorted_values, n)
 
 
-def _quantile(name, a, q, axis, out, method, keepdims, weights, percent):
+def quantile_arguments(name, a, q, out, method, weights, percent):
+    """NumPy's checks of a quantile's arguments; ``q`` as a fraction, and whether it is a Python number."""
     reject(f"numpy.{name}", out=(out, None), weights=(weights, None))
-    a = asarray(a)
     if a.dtype.kind == "c":
         raise TypeError("a must be an array of real numbers")
     weak_q = type(q) in (int, float)
@@ -363,6 +377,12 @@ def _quantile(name, a, q, axis, out, method, keepdims, weights, percent):
         raise ValueError("q must be a scalar or 1d")
     if method not in _METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS.keys()}")
+    return q, weak_q
+
+
+def _quantile(name, a, q, axis, out, method, keepdims, weights, percent):
+    a = asarray(a)
+    q, weak_q = quantile_arguments(name, a, q, out, method, weights, percent)
     return _reduce_sorted(a, axis, keepdims, lambda s: _quantile_of_sorted(s, q, method, weak_q))
 
 
@@ -446,42 +466,65 @@ def _require_cast(array, target):
 
 
 @implements(np.bincount)
+@operation(np.bincount)
 def bincount(x, weights=None, minlength=0):
-    """For traced ``x`` the result has ``minlength`` slots (its bound, as cofactor reads NumPy's idiom),
-    which must exceed its largest value: a larger one, which NumPy would count in a longer result, is
-    an error at run time, and so is a negative one, as in NumPy."""
+    """NumPy's result has max(x) + 1 slots, or ``minlength`` if more.  Where the values' greatest
+    possible value is known (``np.argmin(d, axis=1)``, a search's positions, ``rng.integers``), the
+    result has a run-time length up to it.  Where it is not, the result has ``minlength`` slots (the
+    bound, as cofactor reads NumPy's idiom), which must exceed every value: a larger one is an error
+    at run time, and so is a negative one, as in NumPy.  Of an ``x`` with a run-time length
+    (``np.bincount(labels[mask], minlength=k)``), its valid lanes count."""
     if minlength is None:
         raise TypeError("use 0 instead of None for minlength")
     minlength = operator_index(minlength, "minlength")
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
-    x = asarray(x)
-    one_dimensional(x)
-    _require_cast(x, np.intp)
+    one_dimensional(as_data(x))
+    _require_cast(as_data(x), np.intp)
+    bounds = value_bounds(as_data(x))
+    valid = None
     if weights is not None:
-        _require_cast(weights, np.float64)
-        if np.shape(weights) != x.shape:
+        _require_cast(as_data(weights), np.float64)
+        if np.shape(as_data(weights)) != np.shape(as_data(x)):
             raise ValueError("The weights and list don't have the same length.")
-    known = known_value(x)
+        if isinstance(x, Bounded) or isinstance(weights, Bounded):
+            (x, weights), windows = aligned([x, weights])
+            valid = Bounded(x, windows).valid()
+    elif isinstance(x, Bounded):
+        x, valid = x.data, x.valid()
+    x = asarray(x)
+    if bounds is not None and bounds[0] < 0:
+        bounds = None
+    known = known_value(x) if valid is None else None
     if known is not None and known.size:
         if known.min() < 0:
             raise ValueError("'list' argument must have no negative elements")
         minlength = max(minlength, int(known.max()) + 1)
-    elif minlength == 0 and x.size:
+    elif minlength == 0 and x.size and bounds is None:
         raise UnsupportedError("numpy.bincount of a traced array: the result's length (the largest value + 1) "
                                "depends on the data, so its shape is not known at compile time; pass a static "
                                "minlength larger than every value")
     index = np.astype(x, np.intp)
-    if known is None and x.size:
+    if valid is not None:
+        index = np.where(wrap(valid), index, 0)  # (invalid lanes count nowhere: below)
+    slots = minlength if bounds is None or known is not None else max(minlength, bounds[1] + 1)
+    if known is None and x.size and bounds is None:
         numpy_error_if(value(np.any(index < 0)),
                        lambda: ValueError("'list' argument must have no negative elements"))
         largest = np.max(index)
         numpy_error_if(value(largest >= minlength), lambda: UnsupportedError(
             f"numpy.bincount of a traced array: its largest value {largest} is not below minlength={minlength}, which "
             "cofactor takes as the result's length (NumPy would return a longer result): pass a larger minlength"))
-    index = value(np.where((index >= 0) & (index < minlength), index, minlength))
+    counted = (index >= 0) & (index < slots)
+    if valid is not None:
+        counted = counted & wrap(valid)
     updates = full(x.shape, 1, np.intp) if weights is None else value(weights, np.float64)
-    return wrap(_sum_into(index, updates, minlength))
+    counts = wrap(_sum_into(value(np.where(counted, index, slots)), updates, slots))
+    if slots == minlength:
+        return counts
+    largest = np.max(np.where(counted, index, -1)) if x.size else np.int64(-1)
+    length = np.maximum(largest + 1, minlength)
+    return Bounded(counts, [Window(ops.constant(np.zeros((), np.int64)), value(length, np.int64))])
 
 
 def _equal_bins_over_data(a, bins):

@@ -132,7 +132,7 @@ def _at(ufunc):
         plan = _Advanced(a, indices if isinstance(indices, tuple) else (indices,))
         kernel = KERNELS[ufunc]
         # Every index, repeated or not, applies its update: a scatter that combines.
-        plan.write(_assigned(a, b, plan.result_shape), lambda old, new: ops.convert(kernel(old, new), a.dtype))
+        plan.write(plan.updates(a, b), lambda old, new: ops.convert(kernel(old, new), a.dtype))
 
 
 for _ufunc in list(KERNELS):

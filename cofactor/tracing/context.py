@@ -95,6 +95,8 @@ class TraceContext(Builder):
         self.promoted = False        # a while loop carries Python numbers as traced values (the code after it
                                      # sees them traced: if it fails, the function is traced again without)
         self.mesh = None             # the device mesh cf.sharding_constraint named (the compiler declares it)
+        self.value_bounds: dict = {}  # an integer array's Value -> the least and greatest values of its elements
+                                      # (argmin's result, a search's positions: numpy/_core.py, value_bounds)
 
     def unique_name(self, prefix: str) -> str:
         """A function name not yet used in the module being traced."""

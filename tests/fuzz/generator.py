@@ -1051,7 +1051,23 @@ class _Generator:
         twins = [n for n in names if ctx.scope[n].kind.shape == ctx.scope[name].kind.shape]
         part = self.window(ctx) if rng.random() < 0.7 else f"[{name} > {rng.choice(THRESHOLDS)}]"
         self.note("expr:window" if ":" in part else "expr:mask")
-        form = rng.choice(["sum", "dot", "max", "flip", "cumsum"])
+        form = rng.choice(["sum", "dot", "max", "flip", "cumsum", "median", "quantile", "argsort", "unique", "nonzero",
+                           "join", "diff"])
+        twin = rng.choice(twins)
+        if form == "median":
+            return E(f"np.median({name}{part})", "npscalar")
+        if form == "quantile":
+            return E(f"np.quantile({name}{part}, {rng.choice(['0.0', '0.3', '0.5', '1.0'])})", "npscalar")
+        if form == "argsort":
+            return E(f"np.sum(np.argsort({name}{part}, kind='stable') * {twin}{part})", "npscalar")
+        if form == "unique":
+            return E(f"np.unique({name}{part}).sum()", "npscalar")
+        if form == "nonzero":
+            return E(f"np.sum({twin}[np.nonzero({name}{part} > {rng.choice(THRESHOLDS)})[0]])", "npscalar")
+        if form == "join":
+            return E(f"np.concatenate([{name}{part}, {twin}[::2], {twin}{part}]).sum()", "npscalar")
+        if form == "diff":
+            return E(f"np.diff({name}{part}).sum()", "npscalar")
         if form == "dot":
             return E(f"np.dot({name}{part}, {rng.choice(twins)}{part})", "npscalar")
         if form == "max":
@@ -1073,7 +1089,12 @@ class _Generator:
         twins = self.vars_of(ctx, lambda k: k.cat == "array" and k.shape == kind.shape and k.dtype == kind.dtype)
         part = self.window(ctx) if rng.random() < 0.7 else f"[{rng.choice(twins)} > {rng.choice(THRESHOLDS)}]"
         self.note("window_write" if ":" in part else "mask_write")
-        form = rng.choice(["aug", "copy", "reverse", "set"])
+        form = rng.choice(["aug", "copy", "reverse", "set", "indices"])
+        if form == "indices":  # through the positions a mask or window selects
+            self.note("index_write")
+            positions = f"np.flatnonzero({rng.choice(twins)}{part} > {rng.choice(THRESHOLDS)})"
+            value = self.expr(ctx, Kind("npscalar", kind.dtype), 1)
+            return [f"{name}[{positions}] = {value.code}"]
         if form == "copy":
             return [f"{name}{part} = {rng.choice(twins)}{part}"]
         if form == "reverse" and ":" in part:

@@ -1,0 +1,139 @@
+"""NumPy's order statistics and joins on arrays with run-time extents (``Bounded``, extent.py):
+``argsort``, ``median`` / ``quantile`` / ``percentile``, ``concatenate`` and its relatives, ``diff``.
+What each does with the invalid lanes:
+
+- ``argsort`` sorts them after every valid lane (NaNs included), so the result is a window at lane 0;
+- the order statistics sort the valid lanes to the front and read at most the first ``length``;
+- a join writes its pieces one after another, each at the run-time end of those before it, so that
+  a later piece overwrites the invalid lanes of an earlier one: the result is one window at lane 0;
+- ``diff`` of a window is the window one lane shorter.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import ops
+from ..tracing.array import TracedArray
+from ..tracing.checks import numpy_error_if
+from ._core import asarray, axis_index, value
+from .extent import Bounded, Window, _const, _unsupported, add, as_data, bounded, operation, shifted, sub
+from .extent_ops import aligned, sort, transpose
+from .statistics import _middle, _quantile_of_sorted, quantile_arguments
+
+
+def _length(w: Window) -> TracedArray:
+    return TracedArray(w.length, scalar=True, weak=int)
+
+
+@operation(np.argsort)
+def argsort(b, axis=-1, kind=None, order=None, *, stable=None):
+    if order is not None:
+        _unsupported("numpy.argsort with order=")
+    if axis is None and b.ndim != 1:
+        _unsupported("numpy.argsort over all axes of a multi-dimensional array")
+    ax = 0 if axis is None else axis_index(axis, b.ndim)
+    w = b.windows[ax]
+    first = np.argsort(b.data, axis=ax, kind=kind, stable=stable)
+    if w is None:
+        return Bounded(asarray(first), b.windows)
+    invalid = np.take_along_axis(TracedArray(ops.unary("stablehlo.not", b.valid((ax,)))), first, axis=ax)
+    order = np.take_along_axis(first, np.argsort(invalid, axis=ax, kind="stable"), axis=ax)
+    windows = list(b.windows)
+    windows[ax] = Window(_const(0), w.length)
+    return Bounded(asarray(order - TracedArray(w.start, scalar=True, weak=int)), windows)
+
+
+def _sorted_vector(b, axis, name):
+    """A 1-d ``b`` sorted (its valid lanes first, then what its sort fills with), and its length."""
+    if b.ndim != 1 or axis not in (None, 0, -1):
+        _unsupported(f"numpy.{name} other than of a vector")
+    return sort(b).data, _length(b.windows[0])
+
+
+@operation(np.median)
+def median(b, axis=None, out=None, overwrite_input=False, keepdims=False):
+    if out is not None:
+        _unsupported("numpy.median with out=")
+    data, n = _sorted_vector(b, axis, "median")
+    result = _middle(data, n)
+    return np.reshape(result, (1,)) if keepdims else result
+
+
+def _quantile(name, percent):
+    def quantile(b, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                 weights=None):
+        q, weak_q = quantile_arguments(name, b, q, out, method, weights, percent)
+        data, n = _sorted_vector(b, axis, name)
+        numpy_error_if(value(n == 0), lambda: IndexError("index -1 is out of bounds for axis 0 with size 0"))
+        result = _quantile_of_sorted(data, q, method, weak_q, n)
+        return np.reshape(result, np.shape(result) + (1,)) if keepdims else result
+    return quantile
+
+
+operation(np.quantile)(_quantile("quantile", percent=False))
+operation(np.percentile)(_quantile("percentile", percent=True))
+
+
+# --- joins ------------------------------------------------------------------------------------------------
+
+@operation(np.concatenate)
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """The pieces one after another along ``axis``, where each may have a run-time length; a piece
+    with a run-time length along another axis is lined up with the others there."""
+    if out is not None:
+        _unsupported("numpy.concatenate with out=")
+    arrays = [np.ravel(a) for a in arrays] if axis is None else list(arrays)
+    ax = axis_index(0 if axis is None else axis, np.ndim(as_data(arrays[0])))
+    moved = [np.moveaxis(a, ax, 0) if isinstance(a, Bounded) else np.moveaxis(as_data(a), ax, 0) for a in arrays]
+    others = [Bounded(a.data, [None] + a.windows[1:]) if isinstance(a, Bounded) else a for a in moved]
+    lined_up, windows = aligned(others) if any(isinstance(a, Bounded) for a in others) else (others, None)
+    joined = np.concatenate([as_data(a) for a in lined_up], axis=0, dtype=dtype, casting=casting)
+    result, end = joined.value, _const(0)
+    for piece, data in zip(moved, lined_up):
+        w = piece.windows[0] if isinstance(piece, Bounded) else None
+        data = ops.convert(value(data), joined.dtype)
+        if w is not None:
+            data = shifted(data, 0, sub(_const(0), w.start), data.shape[0])
+        zeros = [_const(0)] * (joined.ndim - 1)
+        result = ops.dynamic_update_slice(result, data, [end] + zeros)
+        end = add(end, _const(data.shape[0]) if w is None else w.length)
+    out_windows = [Window(_const(0), end)] + list((windows or [None] * joined.ndim)[1:])
+    return np.moveaxis(Bounded(TracedArray(result), out_windows), 0, ax)
+
+
+@operation(np.append)
+def append(arr, values, axis=None):
+    if axis is None:
+        return concatenate([np.ravel(arr), np.ravel(values)])
+    return concatenate([arr, values], axis=axis)
+
+
+@operation(np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate(tup, axis=0 if np.ndim(as_data(tup[0])) == 1 else 1, dtype=dtype, casting=casting)
+
+
+@operation(np.diff)
+def diff(b, n=1, axis=-1, prepend=None, append=None):
+    ax = axis_index(axis, b.ndim)
+    if prepend is not None or append is not None:
+        end_shape = b.data.shape[:ax] + (1,) + b.data.shape[ax + 1:]
+        ends = [x if x is None or np.ndim(as_data(x)) else np.broadcast_to(x, end_shape) for x in (prepend, append)]
+        b = concatenate([x for x in (ends[0], b, ends[1]) if x is not None], axis=ax)
+    for _ in range(n):
+        w = b.windows[ax]
+        data = np.diff(b.data, axis=ax)
+        windows = list(b.windows)
+        if w is not None:
+            windows[ax] = Window(w.start, ops.binary("stablehlo.maximum", sub(w.length, _const(1)), _const(0)))
+        b = bounded(data, windows)
+    return b
+
+
+@operation(np.moveaxis)
+def moveaxis(b, source, destination):
+    if not all(isinstance(x, (int, np.integer)) for x in (source, destination)):
+        _unsupported("numpy.moveaxis of several axes")
+    order = [a for a in range(b.ndim) if a != axis_index(source, b.ndim)]
+    order.insert(axis_index(destination, b.ndim), axis_index(source, b.ndim))
+    return transpose(b, order)
