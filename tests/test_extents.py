@@ -595,3 +595,60 @@ def test_bincount_of_values_with_a_known_bound_has_numpys_length():
         cf.jit(_means_by_label)(x, far)
     with pytest.raises(cf.UnsupportedError, match="minlength"):
         cf.jit(_relabelled)(x, far)
+
+
+def _sorted_by_key(x):
+    v = x[x > -0.5]
+    order = np.argsort(v)
+    return v[order], v[order[-3:]], v[np.array([-1, 0, -2])], v[[0, 1]], v[np.array([[0, 1], [1, 0]])]
+
+
+def _rows_of_selected_rows(m):
+    rows = m[m[:, 0] > -0.5]
+    picked = rows[np.array([0, -1])], rows[np.array([0, -1]), 1:3], rows[:, np.array([0, 2])]
+    rows[np.array([0, -1])] = 0.0
+    return picked, rows
+
+
+def _written_through_windows(m, k):
+    m[:k][np.array([0, 1])] = 5.0
+    m[:, :k][np.array([2, 3])] = -5.0
+    return m.sum()
+
+
+def test_arrays_of_run_time_length_indexed_by_index_arrays_match_numpy():
+    x, m = rng.standard_normal(12), rng.standard_normal((6, 5))
+    check(_sorted_by_key, x)
+    check(_rows_of_selected_rows, m)
+    _check_writes(_written_through_windows, m, np.int64(3))
+    for index in ([0, 9], [-9]):
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size"):
+            cf.jit(lambda x, i: x[x > 0][i])(np.arange(4.0), np.array(index))
+
+
+def _sum_of_squares_by_iteration(x, m):
+    total = 0.0
+    for v in x[x > 0]:
+        total += v * v
+    acc = np.zeros(m.shape[1])
+    for row in m[m[:, 0] > 0]:
+        acc += row
+    return total, acc
+
+
+def test_iterating_an_array_of_run_time_length_is_one_rolled_loop():
+    x, m = rng.standard_normal(10), rng.standard_normal((6, 5))
+    check(_sum_of_squares_by_iteration, x, m)
+    assert cf.compile(_sum_of_squares_by_iteration, x, m, optimize=False).mlir.count("stablehlo.while") == 2
+
+
+def test_elementwise_functions_of_run_time_lengths_match_numpy():
+    x = rng.standard_normal(12)
+    edges = np.array([0.0, 0.5, 1.0])
+    check_many({"isclose": (lambda a: np.isclose(a[a > 0], 0.5, atol=0.3), x),
+                "isclose_both": (lambda a: np.isclose(a[a > 0], a[a > 0][::-1]), x),
+                "interp": (lambda a: np.interp(a[a > 0], [0.0, 1.0, 2.0], [0.0, 10.0, 5.0]), x),
+                "searchsorted": (lambda a: np.searchsorted(edges, a[a > 0]), x),
+                "digitize": (lambda a: np.digitize(a[a > 0], edges), x),
+                "polyval": (lambda a: np.polyval([1.0, 2.0, 3.0], a[a > 0]), x),
+                "sinc_fix": (lambda a: (np.sinc(a[a > 0]), np.fix(a[a > -1] * 3)), x)})

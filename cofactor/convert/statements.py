@@ -315,6 +315,9 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
     if isinstance(iterable, TracedRange):
         _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False)
         return
+    if defers_tracing(iterable):  # an array whose length is known only at run time: that many trips
+        _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False)
+        return
     why = False
     if isinstance(iterable, range) and _too_long(len(iterable)):
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:

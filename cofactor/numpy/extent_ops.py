@@ -400,6 +400,25 @@ def where(condition, *xy):
     return bounded(np.where(*args), windows)
 
 
+def _elementwise(func, positions):
+    """``func`` where the arguments at ``positions`` are lined up lane for lane and the result has their
+    windows (it computes each element from theirs alone); the others are as for an ordinary array."""
+    def apply(*args, **kwargs):
+        args = list(args)
+        at = [p for p in positions if p < len(args)]
+        lined_up, windows = aligned([args[p] for p in at])
+        for p, x in zip(at, lined_up):
+            args[p] = x
+        return bounded(func(*args, **kwargs), windows)
+    return apply
+
+
+for _func, _positions in [(np.isclose, (0, 1)), (np.nan_to_num, (0,)), (np.interp, (0,)), (np.searchsorted, (1,)),
+                          (np.digitize, (0,)), (np.sinc, (0,)), (np.polyval, (1,)), (np.fix, (0,)),
+                          (np.isposinf, (0,)), (np.isneginf, (0,)), (np.angle, (0,))]:
+    operation(_func)(_elementwise(_func, _positions))
+
+
 @operation(np.clip)
 def clip(b, a_min=None, a_max=None, out=None, **kwargs):
     if out is not None:
@@ -523,15 +542,22 @@ def resolved(data: TracedArray, data_windows, index):
     index checked against its length."""
     items, windows, data_items = _expand(index, data.ndim), [], []
     axis, leading = 0, True
+    arrays = [item for item in items if _is_array(item)]
+    if len(arrays) > 1 or arrays and any(not isinstance(item, slice) and item is not None and not _is_array(item)
+                                         for item in items):
+        _unsupported("advanced indexing with several index arrays, or with an index array and integers")
     for item in items:
         if item is None:
             data_items.append(None)
             windows.append(None)
             continue
         w, n = data_windows[axis], data.shape[axis]
-        if isinstance(item, (Bounded, list)) or isinstance(item, (TracedArray, np.ndarray)) and np.ndim(item) > 0 \
-                or isinstance(item, (bool, np.bool_)):
-            _unsupported("advanced indexing (an array index or a mask)")
+        if _is_array(item):
+            data_items.append(_lanes(item, w, axis))
+            windows.extend([None] * np.ndim(as_data(item)))  # (the index's own windows come with the read)
+            leading = False
+            axis += 1
+            continue
         if isinstance(item, slice):
             traced = any(isinstance(x, TracedArray) for x in (item.start, item.stop, item.step))
             if w is None and traced:
@@ -566,12 +592,40 @@ def resolved(data: TracedArray, data_windows, index):
     return tuple(data_items), windows
 
 
+def _is_array(item) -> bool:
+    """Whether an index item is an array of indices or a mask (advanced indexing)."""
+    return isinstance(item, (Bounded, list, bool, np.bool_)) or \
+        isinstance(item, (TracedArray, np.ndarray)) and np.ndim(item) > 0
+
+
+def _lanes(item, w: Window | None, axis):
+    """An integer index array into an axis with window ``w`` as lanes of the data: each checked against
+    the window's length at run time (NumPy's IndexError), negatives counted from its end."""
+    i = item if isinstance(item, Bounded) else asarray(item)
+    if i.dtype == np.bool_:
+        _unsupported("a boolean mask among other indices")
+    if i.dtype.kind not in "iu":
+        raise located(IndexError("arrays used as indices must be of integer (or boolean) type"))
+    if w is None:
+        return i
+    length = TracedArray(w.length, scalar=True, weak=int)
+    outside = (i < -length) | (i >= length)
+    outside = outside.filled(False) if isinstance(outside, Bounded) else outside
+    first = np.ravel(as_data(i))[np.argmax(np.ravel(outside))]
+    numpy_error_if(value(np.any(outside)), lambda: IndexError(f"index {first} is out of bounds for axis {axis} "
+                                                              f"with size {length}"))
+    return np.where(i < 0, i + length, i) + TracedArray(w.start, scalar=True, weak=int)
+
+
 @operation("getitem")
 def getitem(b, index):
     if isinstance(index, Bounded) and index.dtype == np.bool_:
         return _masked(b, index)
     data_items, windows = resolved(b.data, b.windows, index)
-    return bounded(b.data[data_items], windows)
+    result = b.data[data_items]
+    if isinstance(result, Bounded):  # an index array of run-time length: its windows where it put its axes
+        return Bounded(result.data, [w or mine for w, mine in zip(result.windows, windows)])
+    return bounded(result, windows)
 
 
 def _masked(b: Bounded, mask: Bounded) -> Bounded:
@@ -601,6 +655,14 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 @operation("setitem")
 def setitem(b, index, v):
     data_items, windows = resolved(b.data, b.windows, index)
+    if any(_is_array(item) for item in data_items) and any(w is not None for w in windows):
+        # (m[:, :k][rows] = v: the rows, with v in their valid lanes, written back through the index)
+        if any(isinstance(item, Bounded) for item in data_items):
+            _unsupported("a write through an index array of run-time length into axes of run-time length")
+        selected = Bounded(b.data[data_items], windows)
+        assign(selected, v)
+        b.data[data_items] = selected.data
+        return
     if all(w is None for w in windows):
         b.data[data_items] = v  # (a value with run-time lengths is fitted to it: indexing.setitem)
         return
