@@ -652,3 +652,77 @@ def test_elementwise_functions_of_run_time_lengths_match_numpy():
                 "digitize": (lambda a: np.digitize(a[a > 0], edges), x),
                 "polyval": (lambda a: np.polyval([1.0, 2.0, 3.0], a[a > 0]), x),
                 "sinc_fix": (lambda a: (np.sinc(a[a > 0]), np.fix(a[a > -1] * 3)), x)})
+
+
+# --- x[mask] read under its mask where the order of its elements does not matter ---------------------------
+
+_MASKED_REDUCTIONS = {
+    "mean_rows": lambda x, m: x[m > 0].mean(axis=0),
+    "std_var": lambda x, m: (x[m > 0].std(axis=0, ddof=1), np.var(x[m > -0.5])),
+    "sum_of_squares": lambda x, m: ((x[m > 0] - x[0]) ** 2).sum(axis=0, keepdims=True),
+    "extremes": lambda x, m: (np.max(x[m > 0] * 2.0), x[m > 0].min(axis=0), np.prod(x[m > 1] + 1.0)),
+    "truth": lambda x, m: (np.any(x[m > 0] > 1.0), np.all(x[m > 0] > -3.0, axis=0), np.count_nonzero(x[m > 0] > 0)),
+    "vector": lambda x, m: (m[m > 0].sum(), np.mean(np.abs(m[m < 0])), m[m > 0].shape[0]),
+    "along_rows": lambda x, m: x[m > 0].sum(axis=1).cumsum(),
+    "empty_mean": lambda x, m: x[m > 9].mean(axis=0),
+}
+
+
+def test_reductions_of_a_mask_selection_match_numpy_and_build_no_compaction():
+    x, m = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's mean of an empty selection)
+        check_many({name: (f, x, m) for name, f in _MASKED_REDUCTIONS.items()})
+    with pytest.raises(ValueError, match="zero-size array"):
+        cf.jit(lambda x, m: x[m > 9].max(axis=0))(x, m)
+    hlo = cf.code_hlo(lambda x, m: (x[m > 0].mean(axis=0), x[m > 0].std(), x[m > 0].shape[0]), x, m)
+    assert "scatter" not in hlo and "gather" not in hlo
+
+
+def _selection_then_writes(x, m):
+    s = x[m > 0]
+    x[:] = 0.0  # (s is a copy: it keeps the values it selected)
+    first = s.sum(axis=0)
+    s[0] = 100.0
+    second = s.sum(axis=0)
+    t = s.T
+    t[1] = -1.0  # (through a view of s)
+    s += 1.0
+    return first, second, s.mean(axis=0), s
+
+
+def _selection_in_control_flow(x, m, c):
+    s = x[m > 0]
+    total = 0.0
+    for _ in range(3):
+        total += s.sum()
+    if c > 0:
+        first = s[0, 0]
+    else:
+        first = s.max()
+    return total, first, s.mean(axis=0)
+
+
+def test_a_mask_selection_written_or_used_in_control_flow_matches_numpy():
+    x, m = rng.standard_normal((8, 3)), np.abs(rng.standard_normal(8))
+    _check_writes(_selection_then_writes, x, m)
+    for c in (1.0, -1.0):
+        check(_selection_in_control_flow, x, m, c)
+
+
+def _rewritten_under_masks(x, y, z):
+    x[x > 0] = x[x > 0] ** -1.5
+    y[y[:, 0] > 0] = y[y[:, 0] > 0] * 2 - 1
+    z[z > 0.3] = z[z > 0.3] * 0 + z[z > 0.5].sum()  # (two thresholds: two selections)
+    return x[x > 0.3].sum() + x[x > 0.5].sum()
+
+
+def test_a_mask_selection_written_back_under_its_mask_matches_numpy_with_no_compaction():
+    x, y, z = rng.standard_normal(10), rng.standard_normal((6, 3)), rng.standard_normal(10)
+    _check_writes(_rewritten_under_masks, x, y, z)
+    assert "scatter" not in cf.code_hlo(_first_rewrite, x)
+
+
+def _first_rewrite(r):
+    r[r > 0] = r[r > 0] ** -1.5
+    return r

@@ -11,7 +11,8 @@ representation serves them all.  A ``Bounded`` holds
 
 A slice with traced bounds is a window on a view of the whole axis (so reading it copies nothing,
 and writing it writes the base through the view, as NumPy's slice does); a mask or a
-data-dependent function compacts its elements to the front (start 0).  Every operation says what
+data-dependent function compacts its elements to the front (start 0); a mask's selection also
+keeps its source and mask, which reductions over it read instead (``Bounded.pending``).  Every operation says what
 it does with invalid lanes, so that none reaches a result:
 
 - elementwise operations compute them and ignore them: operands are first *aligned* (shifted so
@@ -42,6 +43,8 @@ operation raises a clear error.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..errors import UnsupportedError, located
@@ -50,7 +53,7 @@ from ..ir.core import Operation, Value
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import call_ufunc
-from ._core import asarray, value, wrap
+from ._core import asarray, value, with_value_bounds, wrap
 
 _I64 = np.dtype(np.int64)
 
@@ -67,9 +70,9 @@ def i64(x) -> Value:
 
 
 def _known(v: Value):
-    """The int a Value holds if it is a constant, else None."""
-    literal = getattr(v.owner, "literal", None) if v.owner is not None else None
-    return int(literal) if literal is not None else None
+    """The int a Value holds if it is an integer constant (a scalar), else None."""
+    literal = _literal(v)
+    return int(literal) if literal is not None and literal.ndim == 0 and literal.dtype.kind in "iub" else None
 
 
 def _binary(name, a: Value, b: Value) -> Value:
@@ -103,14 +106,21 @@ _PURE = {"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo
          "stablehlo.clamp", "stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.broadcast_in_dim"}
 
 
+def _literal(v: Value):
+    literal = getattr(v.owner, "literal", None) if v.owner is not None else None
+    return None if literal is None else np.asarray(literal)
+
+
 def _same(a: Value, b: Value, depth: int = 8) -> bool:
-    """Whether two int64 scalars are equal whatever the program's data: one Value, equal constants,
-    or the same pure operation on operands that are (two slices ``x[i, :j]`` and ``x[k, :j]`` compute
-    the length of ``:j`` twice)."""
+    """Whether two Values are equal whatever the program's data: one Value, constants of the same
+    dtype and bits, or the same pure operation on operands that are (two slices ``x[i, :j]`` and
+    ``x[k, :j]`` compute the length of ``:j`` twice; ``x[x > 0]`` twice compares ``x`` to 0 twice)."""
     if a is b:
         return True
-    if _known(a) is not None or _known(b) is not None:
-        return _known(a) == _known(b)
+    la, lb = _literal(a), _literal(b)
+    if la is not None or lb is not None:
+        return la is not None and lb is not None and la.dtype == lb.dtype and la.shape == lb.shape \
+            and la.tobytes() == lb.tobytes()
     x, y = a.owner, b.owner
     if depth == 0 or not isinstance(x, Operation) or not isinstance(y, Operation) or x.name not in _PURE:
         return False
@@ -222,8 +232,13 @@ def true_ranks(mask: Value) -> tuple[Value, Value]:
     others hold the rank of the last true lane before them), and how many are true."""
     ones = ops.convert(mask, _I64)
     rank = ops.binary("stablehlo.subtract", value(np.cumsum(wrap(ones))), ops.constant(np.ones(mask.shape, _I64)))
-    count = ops.reduce([ones], [_const(0)], [0], lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
-    return rank, count
+    return rank, true_count(mask)
+
+
+def true_count(mask: Value) -> Value:
+    """How many lanes of a flat i1 vector are true (an int64 scalar)."""
+    ones = ops.convert(mask, _I64)
+    return ops.reduce([ones], [_const(0)], [0], lambda acc, x: [ops.binary("stablehlo.add", acc, x)])[0]
 
 
 def selected_positions(mask: Value) -> tuple[Value, Value]:
@@ -247,15 +262,55 @@ def _unsupported(what):
         "flip, cumsum, sort, argsort, median, quantile, unique, concatenate, indexing and assignment"))
 
 
+class Selection(NamedTuple):
+    """``x[mask]`` as a mask over its source: ``source`` (x as it was, flattened over the mask's axes),
+    ``mask`` (an i1 vector over its first axis), ``count`` (how many are true), and the bounds of the
+    source's values (numpy/_core.py, value_bounds)."""
+
+    source: TracedArray
+    mask: Value
+    count: Value
+    bounds: tuple | None
+
+    def filled(self, fill) -> TracedArray:
+        """The source with the rows the mask leaves out replaced by ``fill``."""
+        shape = self.source.shape
+        filler = ops.broadcast_in_dim(ops.constant(np.asarray(fill, self.source.dtype)), shape, ())
+        return TracedArray(ops.select(ops.broadcast_in_dim(self.mask, shape, (0,)), self.source.value, filler))
+
+
 class Bounded:
-    """An array whose extent along some axes is known only at run time (see the module docstring)."""
+    """An array whose extent along some axes is known only at run time (see the module docstring).
+
+    One made by a mask carries its ``Selection`` while its data is unchanged (``pending``):
+    reductions over the selected axis and elementwise operations with numbers or arrays broadcast
+    against its rows read the source under the mask instead of the compacted rows (extent_ops.py),
+    so that ``X[labels == k].mean(axis=0)`` is a masked sum, and the compaction (a scatter of the
+    rows' positions and a gather), built where the mask was applied, is dead code XLA drops."""
 
     __array_priority__ = 2000
     defers_tracing = True   # TracedArray's protocols leave operations with a Bounded operand to it
 
-    def __init__(self, data: TracedArray, windows):
+    def __init__(self, data: TracedArray, windows, selection: Selection | None = None):
         self.data, self.windows = data, list(windows)
         assert len(self.windows) == data.ndim
+        self._selection = None if selection is None else (selection, data.value)
+
+    @classmethod
+    def selected(cls, selection: Selection) -> "Bounded":
+        """The selection's rows compacted to the front, in order, carrying the selection."""
+        positions, _ = selected_positions(selection.mask)
+        data = selection.source[with_value_bounds(wrap(positions), 0, max(selection.source.shape[0] - 1, 0))]
+        if selection.bounds is not None:
+            data = with_value_bounds(data, *selection.bounds)
+        return cls(data, [Window(_const(0), selection.count)] + [None] * (data.ndim - 1), selection)
+
+    @property
+    def pending(self) -> Selection | None:
+        """The selection this array is, while its data has not been written since."""
+        if self._selection is None or self.data.value is not self._selection[1]:
+            return None
+        return self._selection[0]
 
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)

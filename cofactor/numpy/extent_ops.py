@@ -13,8 +13,8 @@ from ..tracing.checks import numpy_error_if
 from ..tracing.views import DynamicBlock
 from ._core import asarray, axis_index, axis_tuple, value, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Window, _both, _check_lengths, _const, _known, _unsupported, add, as_data, bounded, clamp,
-                     i64, operation, selected_positions, shifted, slice_window, sub)
+from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _known, _same, _unsupported, add, as_data,
+                     bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub)
 
 _I64 = np.dtype(np.int64)
 
@@ -63,12 +63,35 @@ def aligned(operands):
     return out, windows
 
 
+def _shared_selection(inputs) -> Selection | None:
+    """The pending selection (extent.py) of every Bounded operand, where they share one mask and the
+    other operands are numbers or arrays broadcast against its rows (so the result's rows are the
+    source's rows, computed under the same mask); else None."""
+    selections = [x for x in inputs if isinstance(x, Bounded)]
+    first = selections[0]
+    if any(x.pending is None or x.ndim != first.ndim or not _same(x.pending.mask, first.pending.mask)
+           for x in selections):
+        return None
+    for shape in [np.shape(x) for x in inputs if not isinstance(x, Bounded)]:
+        if len(shape) >= first.ndim and (len(shape) > first.ndim or shape[0] != 1):
+            return None
+    return first.pending
+
+
 @operation("ufunc")
 def ufunc_call(ufunc, inputs, kwargs):
     if ufunc is np.matmul:
         return matmul(*inputs, **kwargs)
+    selection = None if "where" in kwargs else _shared_selection(inputs)
     args, windows = aligned(inputs)
-    return bounded(ufunc(*args, **kwargs), windows)
+    result = bounded(ufunc(*args, **kwargs), windows)
+    if selection is None:
+        return result
+    # The same on the selection's source: what a reduction over it reads (the result's rows, unused, are dropped).
+    on_source = ufunc(*[x.pending.source if isinstance(x, Bounded) else x for x in inputs], **kwargs)
+    pairs = zip(result, on_source) if isinstance(result, tuple) else [(result, on_source)]
+    selected = [Bounded(r.data, r.windows, selection._replace(source=asarray(s), bounds=None)) for r, s in pairs]
+    return tuple(selected) if isinstance(result, tuple) else selected[0]
 
 
 def assign(target: Bounded, v):
@@ -132,8 +155,11 @@ _NO_IDENTITY = {np.max: "maximum", np.amax: "maximum", np.min: "minimum", np.ami
 
 
 def _reduced(b: Bounded, axis, keepdims):
-    """(the reduced axes, those of them with a window, the windows of the result)."""
+    """(the reduced axes, those of them with a window, the windows of the result).  A pending
+    selection reduced over its axis stays pending (``_input`` reads it under its mask)."""
     axes = axis_tuple(axis, b.ndim)
+    if b.pending is not None and 0 in axes:
+        return axes, (0,), [None] * (b.ndim if keepdims else b.ndim - len(axes))
     windowed = tuple(a for a in axes if b.windows[a] is not None)
     windows = [None if a in axes else w for a, w in enumerate(b.windows)] if keepdims else \
         [w for a, w in enumerate(b.windows) if a not in axes]
@@ -147,6 +173,12 @@ def _count(b: Bounded, axes) -> Value:
         n = b.windows[a].length if b.windows[a] is not None else _const(b.data.shape[a])
         count = ops.binary("stablehlo.multiply", count, n) if _known(count) != 1 else n
     return count
+
+
+def _input(b: Bounded, fill, axes, windowed) -> TracedArray:
+    """What a reduction over ``axes`` (of which ``windowed`` have windows) reads: ``b``'s lanes with the
+    invalid ones ``fill``; of a pending selection reduced over its axis, its source under the mask."""
+    return b.pending.filled(fill) if b.pending is not None and 0 in axes else b.filled(fill, windowed)
 
 
 def _refuse_out_and_where(name, out, where):
@@ -169,7 +201,7 @@ def _reduction(func):
                                      "identity")
         if dtype is not None:
             kwargs["dtype"] = dtype
-        filled = b.filled(_IDENTITIES[func](b.dtype), windowed)
+        filled = _input(b, _IDENTITIES[func](b.dtype), axes, windowed)
         return bounded(func(filled, axis=axis, keepdims=keepdims, **kwargs), windows)
     return reduce
 
@@ -198,7 +230,7 @@ def mean(b, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     axes, windowed, windows = _reduced(b, axis, keepdims)
     if dtype is None and b.dtype.kind in "biu":
         dtype = np.float64
-    total = np.sum(b.filled(0, windowed), axis=axis, dtype=dtype, keepdims=keepdims)
+    total = np.sum(_input(b, 0, axes, windowed), axis=axis, dtype=dtype, keepdims=keepdims)
     return bounded(np.true_divide(total, _weak_count(b, axes)), windows)
 
 
@@ -208,7 +240,7 @@ def var(b, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     axes, windowed, windows = _reduced(b, axis, keepdims)
     centered = b - mean(b, axis, dtype, keepdims=True)
     squares = np.real(centered * np.conjugate(centered)) if b.dtype.kind == "c" else centered * centered
-    total = np.sum(squares.filled(0, windowed), axis=axis, keepdims=keepdims)
+    total = np.sum(_input(squares, 0, axes, windowed), axis=axis, keepdims=keepdims)
     result = np.true_divide(total, _weak_count(b, axes, ddof))
     return bounded(np.sqrt(result) if std else result, windows)
 

@@ -15,7 +15,7 @@ from ..tracing import checks, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
-from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, view,
+from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, value_bounds, view,
                     wrap)
 from .creation import check_stored, convert_like_numpy, traced_sequence
 from .extent import Bounded, _unsupported, bounded, has_traced_slice
@@ -108,7 +108,8 @@ def _check_indices(indices: TracedArray, n: int, axis: int, valid: TracedArray |
     it), naming the first."""
     if indices.ndim == 0 and valid is None:
         return _check_index(indices, n, axis)
-    if python_ints.within(indices, -n, n - 1) or indices.size == 0:
+    bounds = value_bounds(indices)
+    if python_ints.within(indices, -n, n - 1) or indices.size == 0 or bounds and -n <= bounds[0] <= bounds[1] < n:
         return
     outside = np.logical_or(indices < -n, indices >= n)
     if valid is not None:

@@ -217,21 +217,48 @@ def _arg_extremum(name, ufunc):
             ax = axis_index(axis, v.type.rank)
         if v.shape[ax] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
-        # First index of the extremum (or of the first NaN), as two single-operand reductions,
-        # which Enzyme can differentiate through (a variadic reduce it cannot).
-        best = ops.broadcast_in_dim(reduce_ufunc(v, (ax,), ufunc), v.shape,
-                                    [d for d in range(v.type.rank) if d != ax])
-        hit = compare(v, best, "EQ")
-        if v.dtype.kind in "fc":
-            hit = ops.binary("stablehlo.or", hit, KERNELS[np.isnan](v))
         index = ops.iota(v.shape, np.int64, ax)
         n = full(v.shape, v.shape[ax], np.int64)
-        r = reduce_ufunc(ops.select(hit, index, n), (ax,), np.minimum)
+        if v.dtype.kind in "iuf" and not is_differentiating():
+            r = _first_extremum(v, index, ax, "LT" if ufunc is np.minimum else "GT")
+        else:
+            # First index of the extremum (or of the first NaN), as two single-operand reductions,
+            # which Enzyme can differentiate through (a variadic reduce it cannot).
+            best = ops.broadcast_in_dim(reduce_ufunc(v, (ax,), ufunc), v.shape,
+                                        [d for d in range(v.type.rank) if d != ax])
+            hit = compare(v, best, "EQ")
+            if v.dtype.kind in "fc":
+                hit = ops.binary("stablehlo.or", hit, KERNELS[np.isnan](v))
+            r = reduce_ufunc(ops.select(hit, index, n), (ax,), np.minimum)
         if keepdims:
             ndim = np.ndim(a)
             r = ops.reshape(r, (1,) * ndim) if axis is None else _keep(r, (ax,), True, ndim)
         return with_value_bounds(wrap(r), 0, v.shape[ax] - 1)
     return impl
+
+
+def _first_extremum(v, index, ax, better):
+    """The index of the first extremum along ``ax`` (of the first NaN, if any), in one pass: a reduce
+    of (value, index) pairs keeping the better value, NaN before any number, and of equals the first."""
+    dtype = v.dtype
+    worst = (np.inf if better == "LT" else -np.inf) if dtype.kind == "f" else \
+        (np.iinfo(dtype).max if better == "LT" else np.iinfo(dtype).min)
+
+    def keep(a, i, b, j):
+        def pick(x):
+            return ops.select(x, b, a), ops.select(x, j, i)
+        earlier = compare(j, i, "LT")
+        takes = ops.binary("stablehlo.or", compare(b, a, better),
+                           ops.binary("stablehlo.and", compare(b, a, "EQ"), earlier))
+        if dtype.kind == "f":
+            a_nan, b_nan = compare(a, a, "NE"), compare(b, b, "NE")
+            both = ops.binary("stablehlo.and", a_nan, b_nan)
+            takes = ops.select(both, earlier, ops.select(a_nan, ops.constant(np.asarray(False)),
+                                                          ops.binary("stablehlo.or", b_nan, takes)))
+        return list(pick(takes))
+
+    inits = [ops.constant(np.asarray(worst, dtype)), ops.constant(np.asarray(v.shape[ax], np.int64))]
+    return ops.reduce([v, index], inits, [ax], keep)[1]
 
 
 _arg_extremum("argmax", np.maximum)

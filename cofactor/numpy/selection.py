@@ -12,8 +12,8 @@ from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_index, known_value, value, value_bounds, with_value_bounds, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Window, _check_lengths, _const, _unsupported, as_data, operation, selected_positions,
-                     shifted, sub, true_ranks)
+from .extent import (Bounded, Selection, Window, _check_lengths, _const, _same, _unsupported, as_data, operation,
+                     selected_positions, shifted, sub, true_count, true_ranks)
 from .extent_ops import aligned, assign, resolved, transpose
 
 _I64 = np.dtype(np.int64)
@@ -52,13 +52,10 @@ def masked(a, mask: TracedArray) -> Bounded:
     k = mask.ndim
     _check_mask_shape(a, mask)
     size = int(np.prod(mask.shape, dtype=np.int64))
-    flat = np.reshape(a, (size,) + a.shape[k:])
-    positions, count = selected_positions(ops.reshape(mask.value, (size,)))
-    selected = flat[wrap(positions)]
-    bounds = value_bounds(a)
-    if bounds is not None:  # (what np.bincount(labels[mask]) sizes its result by)
-        selected = with_value_bounds(selected, *bounds)
-    return Bounded(selected, [Window(_const(0), count)] + [None] * (a.ndim - k))
+    flat = ops.reshape(a.value, (size,) + a.shape[k:])  # (the values now: x[mask] is a copy)
+    lanes = ops.reshape(mask.value, (size,))
+    # (value_bounds: what np.bincount(labels[mask]) sizes its result by)
+    return Bounded.selected(Selection(wrap(flat), lanes, true_count(lanes), value_bounds(a)))
 
 
 def _with_basic_items(a, items):
@@ -128,7 +125,13 @@ def assign_masked(a: TracedArray, mask: TracedArray, v):
         a.value = ops.select(full_mask, new, a.value)
         return
     size = int(np.prod(mask.shape, dtype=np.int64))
-    order, count = true_ranks(ops.reshape(mask.value, (size,)))
+    lanes = ops.reshape(mask.value, (size,))
+    if isinstance(v, Bounded) and v.pending is not None and v.ndim == selected_rank and _same(v.pending.mask, lanes):
+        # x[m] = f(x[m]): the values are f of the source under the same mask, lane for lane
+        new = convert_like_numpy(ops.reshape(v.pending.source.value, a.shape), a.dtype)
+        a.value = ops.select(full_mask, new, a.value)
+        return
+    order, count = true_ranks(lanes)
     source = v if isinstance(v, Bounded) else Bounded(asarray(v), [Window(_const(0), _const(np.shape(v)[0]))]
                                                       + [None] * (np.ndim(v) - 1))
     if source.ndim != selected_rank:

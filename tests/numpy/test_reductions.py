@@ -36,6 +36,27 @@ def test_arg_extrema(f):
     check_many({dtype_id(t): (variants, sample(SHAPE, t)) for t in ALL_DTYPES})
 
 
+@pytest.mark.parametrize("f", [np.argmax, np.argmin], ids=lambda f: f.__name__)
+def test_arg_extrema_of_ties_nans_and_extreme_values(f):
+    """The first of equal extremes, the first NaN, and values at the ends of the dtype's range (the
+    reduction's starting value) along every axis."""
+    rng = np.random.default_rng(5)
+
+    def variants(x):
+        return f(x), f(x, axis=0), f(x, axis=1), f(x, axis=2)
+
+    cases = {}
+    for t in [np.float64, np.float32, np.int64, np.int8, np.uint8]:
+        if np.dtype(t).kind == "f":
+            values = [-1.0, 0.0, 1.0, np.inf, -np.inf, np.nan]
+        else:
+            values = [np.iinfo(t).min, np.iinfo(t).max, 0, 1]
+        cases[dtype_id(t)] = (variants, rng.choice(values, size=(3, 4, 5)).astype(t))
+    cases["all_nan"] = (variants, np.full((2, 3, 2), np.nan))
+    cases["all_inf"] = (variants, np.full((2, 3, 2), np.inf if f is np.argmin else -np.inf))
+    check_many(cases)
+
+
 @pytest.mark.parametrize("f", [np.cumsum, np.cumprod], ids=lambda f: f.__name__)
 def test_scans(f):
     def variants(x):
