@@ -726,3 +726,46 @@ def test_a_mask_selection_written_back_under_its_mask_matches_numpy_with_no_comp
 def _first_rewrite(r):
     r[r > 0] = r[r > 0] ** -1.5
     return r
+
+
+def test_row_selections_along_and_over_their_axes_match_numpy():
+    x = rng.standard_normal((12, 3))
+    rows = {"median_columns": lambda a: np.median(a[a[:, 0] > 0], axis=0),
+            "median_columns_kept": lambda a: np.median(a[a[:, 0] > 0], axis=0, keepdims=True),
+            "percentiles_columns": lambda a: np.percentile(a[a[:, 0] > -0.5], [10, 90], axis=0),
+            "percentiles_kept": lambda a: np.percentile(a[a[:, 0] > -0.5], [10, 90], axis=0, keepdims=True),
+            "quantile_nearest": lambda a: np.quantile(a[a[:, 0] > -0.5], 0.3, axis=0, method="nearest"),
+            "median_all": lambda a: np.median(a[a[:, 0] > 0]),
+            "ravel": lambda a: (np.ravel(a[a[:, 0] > 0]), a[a[:, 0] > 0].flatten()[::-1]),
+            "sort_all": lambda a: np.sort(a[a[:, 0] > 0], axis=None),
+            "argsort_all": lambda a: np.argsort(a[a[:, 0] > 0], axis=None),
+            "cumsum_all": lambda a: np.cumsum(a[a[:, 0] > 0]),
+            "argmax_all": lambda a: np.argmax(a[a[:, 0] > 0]),
+            "unique_all": lambda a: np.unique(np.round(a[a[:, 0] > 0]), return_counts=True)}
+    check_many({name: (f, x) for name, f in rows.items()})
+    check(lambda a, k: np.quantile(a[:, :k], 0.5, axis=1), x, np.int64(2))
+
+
+def test_delete_at_traced_positions_matches_numpy():
+    x, m = rng.standard_normal(10), rng.standard_normal((4, 5))
+    deletes = {"one": (lambda x, i: np.delete(x, i), x, np.int64(3)),
+               "last": (lambda x, i: np.delete(x, i), x, np.int64(-1)),
+               "row": (lambda m, i: np.delete(m, i, axis=0), m, np.int64(2)),
+               "columns": (lambda m, idx: np.delete(m, idx, axis=1), m, np.array([0, 3, 3, -1])),
+               "mask": (lambda x: np.delete(x, x > 0), x),
+               "where": (lambda m: np.delete(m, np.where(m[:, 0] > 0)[0], axis=0), m)}
+    check_many(deletes)
+    for f, index in [(lambda x, i: np.delete(x, i), np.int64(10)), (lambda x, i: np.delete(x, i), np.array([1, -11]))]:
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size 10"):
+            cf.jit(f)(x, index)
+
+
+def _trimmed_then_written(x):
+    t = np.trim_zeros(x)
+    t += 1.0  # (a view, as NumPy's slice)
+    return np.trim_zeros(x, "f"), np.trim_zeros(x, "B").sum()
+
+
+def test_trim_zeros_is_a_view_of_run_time_length_matching_numpy():
+    for x in [np.array([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 0.0]), np.zeros(4), np.array([1.0, 0.0, 2.0])]:
+        _check_writes(_trimmed_then_written, x)

@@ -101,6 +101,8 @@ def test_einsum_diagonal_of_empty_matrices():
     assert got.shape == (2, 0) and got.dtype == np.float64
 
 
-def test_data_dependent_cases_are_refused():
-    with pytest.raises(cf.UnsupportedError, match="numpy.delete"):
-        cf.jit(lambda a, i: np.delete(a, i))(A, np.array([1]))
+def test_delete_of_traced_positions_has_a_run_time_length():
+    got = cf.jit(lambda a, i: np.delete(a, i))(A, np.array([1, 1, -1]))
+    np.testing.assert_array_equal(np.asarray(got), np.delete(A, [1, 1, -1]))
+    with pytest.raises(cf.UnsupportedError, match="numpy.delete"):  # (from an array of run-time length)
+        cf.jit(lambda a: np.delete(a[a > 0], 0))(A[0])

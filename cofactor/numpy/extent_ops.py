@@ -13,8 +13,8 @@ from ..tracing.checks import numpy_error_if
 from ..tracing.views import DynamicBlock
 from ._core import asarray, axis_index, axis_tuple, value, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _known, _same, _unsupported, add, as_data,
-                     bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub)
+from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _known, _same, _unsupported, add,
+                     as_data, bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub)
 
 _I64 = np.dtype(np.int64)
 
@@ -252,8 +252,8 @@ def _arg_reduction(func, fill):
     def reduce(b, axis=None, out=None, *, keepdims=False):
         if out is not None:
             _unsupported(f"numpy.{func.__name__} with out=")
-        if axis is None and b.ndim != 1:
-            _unsupported(f"numpy.{func.__name__} over all axes of a multi-dimensional array")
+        if axis is None:
+            b = ravel(b)
         ax = 0 if axis is None else axis_index(axis, b.ndim)
         w = b.windows[ax]
         _, _, windows = _reduced(b, ax, keepdims)
@@ -383,8 +383,8 @@ def _cumulative(func, identity):
     def accumulate(b, axis=None, dtype=None, out=None):
         if out is not None:
             _unsupported(f"numpy.{func.__name__} with out=")
-        if axis is None and b.ndim != 1:
-            _unsupported(f"numpy.{func.__name__} over all axes of a multi-dimensional array")
+        if axis is None:
+            b = ravel(b)
         ax = 0 if axis is None else axis_index(axis, b.ndim)
         return Bounded(asarray(func(b.filled(identity, (ax,)), axis=ax, dtype=dtype)), b.windows)
     return accumulate
@@ -405,8 +405,8 @@ def _last(dtype):
 
 @operation(np.sort)
 def sort(b, axis=-1, kind=None, order=None, *, stable=None):
-    if axis is None and b.ndim != 1:
-        _unsupported("numpy.sort over all axes of a multi-dimensional array")
+    if axis is None:
+        b = ravel(b)
     ax = 0 if axis is None else axis_index(axis, b.ndim)
     w = b.windows[ax]
     if w is None:
@@ -490,9 +490,15 @@ for _func in (np.real, np.imag):
 
 @operation(np.ravel)
 def ravel(b, order="C"):
-    if b.ndim != 1:
-        _unsupported("numpy.ravel of a multi-dimensional array")
-    return b
+    """A vector: rows of a run-time count (the first axis's window) are one window of their elements."""
+    if b.ndim == 1:
+        return b
+    if order not in ("C", "A", "K") or any(w is not None for w in b.windows[1:]):
+        _unsupported("numpy.ravel of an array whose length is known at run time along other than its first axis")
+    row = int(np.prod(b.data.shape[1:], dtype=np.int64))
+    w, scale = b.windows[0], _const(row)
+    return Bounded(asarray(np.reshape(b.data, (b.data.shape[0] * row,))),
+                   [Window(*(ops.binary("stablehlo.multiply", v, scale) for v in (w.start, w.length)))])
 
 
 @operation(np.linalg.norm)

@@ -29,8 +29,8 @@ def _length(w: Window) -> TracedArray:
 def argsort(b, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         _unsupported("numpy.argsort with order=")
-    if axis is None and b.ndim != 1:
-        _unsupported("numpy.argsort over all axes of a multi-dimensional array")
+    if axis is None:
+        b = np.ravel(b)
     ax = 0 if axis is None else axis_index(axis, b.ndim)
     w = b.windows[ax]
     first = np.argsort(b.data, axis=ax, kind=kind, stable=stable)
@@ -43,30 +43,42 @@ def argsort(b, axis=-1, kind=None, order=None, *, stable=None):
     return Bounded(asarray(order - TracedArray(w.start, scalar=True, weak=int)), windows)
 
 
-def _sorted_vector(b, axis, name):
-    """A 1-d ``b`` sorted (its valid lanes first, then what its sort fills with), and its length."""
-    if b.ndim != 1 or axis not in (None, 0, -1):
-        _unsupported(f"numpy.{name} other than of a vector")
-    return sort(b).data, _length(b.windows[0])
+def _sorted_along(b, axis, name):
+    """``b`` sorted along ``axis``, its only axis of run-time length (the valid lanes first, then what
+    the sort fills with), that axis moved last; its length; the axis."""
+    if axis is None:
+        b = np.ravel(b)
+    if not isinstance(axis, (type(None), int, np.integer)):
+        _unsupported(f"numpy.{name} over several axes")
+    ax = 0 if axis is None else axis_index(axis, b.ndim)
+    if b.windows[ax] is None or any(w is not None for a, w in enumerate(b.windows) if a != ax):
+        _unsupported(f"numpy.{name} along an axis other than the one of run-time length")
+    return np.moveaxis(sort(b, axis=ax).data, ax, -1), _length(b.windows[ax]), ax
+
+
+def _kept(result, ax, leading=0):
+    """``result`` with the reduced axis ``ax`` back, of length 1 (keepdims), after ``leading`` axes (q's)."""
+    shape = np.shape(result)
+    return np.reshape(result, shape[:leading + ax] + (1,) + shape[leading + ax:])
 
 
 @operation(np.median)
 def median(b, axis=None, out=None, overwrite_input=False, keepdims=False):
     if out is not None:
         _unsupported("numpy.median with out=")
-    data, n = _sorted_vector(b, axis, "median")
+    data, n, ax = _sorted_along(b, axis, "median")
     result = _middle(data, n)
-    return np.reshape(result, (1,)) if keepdims else result
+    return _kept(result, ax) if keepdims else result
 
 
 def _quantile(name, percent):
     def quantile(b, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                  weights=None):
         q, weak_q = quantile_arguments(name, b, q, out, method, weights, percent)
-        data, n = _sorted_vector(b, axis, name)
-        numpy_error_if(value(n == 0), lambda: IndexError("index -1 is out of bounds for axis 0 with size 0"))
+        data, n, ax = _sorted_along(b, axis, name)
+        numpy_error_if(value(n == 0), lambda: IndexError(f"index -1 is out of bounds for axis {ax} with size 0"))
         result = _quantile_of_sorted(data, q, method, weak_q, n)
-        return np.reshape(result, np.shape(result) + (1,)) if keepdims else result
+        return _kept(result, ax, np.ndim(q)) if keepdims else result
     return quantile
 
 

@@ -9,7 +9,9 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements, implements_ufunc
-from ._core import asarray, axis_index, known_value
+from ..tracing.checks import numpy_error_if
+from ._core import asarray, axis_index, known_value, value
+from .extent import Bounded, Window, _unsupported, as_data, operation
 from .selection import compress_traced
 from .ufuncs import KERNELS, _compare, _isinf, _like, _register
 
@@ -315,16 +317,48 @@ def resize(a, new_shape):
 
 
 @implements(np.delete)
+@operation(np.delete)
 def delete(arr, obj, axis=None):
+    """Of traced positions: one (the rest gathered around it), or several (the rest selected by a mask:
+    an array of run-time length, numpy/extent.py)."""
+    if isinstance(arr, Bounded):
+        _unsupported("numpy.delete")
     arr = asarray(arr) if axis is not None else np.ravel(arr)
     ax = 0 if axis is None else axis_index(axis, arr.ndim)
     n = arr.shape[ax]
-    drop = known_value(obj) if isinstance(obj, TracedArray) else obj
-    if drop is None:
-        raise UnsupportedError("numpy.delete with traced indices has a data-dependent shape")
-    keep = np.ones(n, dtype=bool)
-    keep[drop] = False
-    return np.take(arr, np.nonzero(keep)[0], axis=ax)
+    drop = known_value(obj)
+    if drop is not None:
+        keep = np.ones(n, dtype=bool)
+        keep[drop] = False
+        return np.take(arr, np.nonzero(keep)[0], axis=ax)
+    if np.ndim(as_data(obj)) == 0 and as_data(obj).dtype.kind in "iu":
+        numpy_error_if(value((obj < -n) | (obj >= n)),
+                       lambda: IndexError(f"index {obj} is out of bounds for axis {ax} with size {n}"))
+        lanes = np.arange(n - 1)
+        return np.take(arr, lanes + (lanes >= np.where(obj < 0, obj + n, obj)), axis=ax)
+    keep = asarray(np.ones(n, dtype=bool))
+    keep[obj] = False
+    return compress_traced(keep, arr, axis=ax)
+
+
+@implements(np.trim_zeros)
+def trim_zeros(filt, trim="fb", axis=None):
+    """A view of the vector between its first and last non-zero elements (a window of run-time length,
+    numpy/extent.py), as NumPy's slice is."""
+    known = known_value(filt)
+    if known is not None and not isinstance(filt, TracedArray):
+        return np.trim_zeros(known, trim, axis)
+    filt = asarray(filt)
+    if filt.ndim != 1 or axis not in (None, 0, -1):
+        _unsupported("numpy.trim_zeros of other than a vector")
+    trim = trim.lower()
+    n = filt.shape[0]
+    nonzero = filt != 0
+    found = np.any(nonzero) if n else False
+    first = np.where(found, np.argmax(nonzero), n) if "f" in trim and n else 0
+    stop = np.where(found, n - np.argmax(nonzero[::-1]), 0) if "b" in trim and n else n
+    start, length = (value(v, np.int64) for v in (first, np.maximum(stop - first, 0)))
+    return Bounded(filt, [Window(start, length)])
 
 
 @implements(np.insert)

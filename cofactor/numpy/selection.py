@@ -236,8 +236,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         return tuple(wrap(ops.constant(r)) for r in results) if isinstance(results, tuple) else \
             wrap(ops.constant(results))
     if isinstance(ar, Bounded):
-        if ar.ndim != 1:
-            _unsupported("numpy.unique of a multi-dimensional array")
+        if ar.ndim != 1 and return_inverse:
+            _unsupported("numpy.unique(..., return_inverse=True) of a multi-dimensional array")
+        ar = np.ravel(ar)
         flat, start = ar.data, TracedArray(ar.windows[0].start, scalar=True, weak=int)
         total = TracedArray(ar.windows[0].length, scalar=True, weak=int)
         relative = np.argsort(ar, kind="stable").data  # (its valid lanes first)

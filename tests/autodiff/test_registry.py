@@ -401,6 +401,7 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "numpy.union1d": [case(lambda a: np.sum(np.union1d(a, a[0] * 2) ** 2), x())],
     "numpy.intersect1d": [case(lambda a: np.sum(np.intersect1d(a, a[:, 1]) ** 2), x())],
     "numpy.setdiff1d": [case(lambda a: np.sum(np.setdiff1d(a, a[:, 1]) ** 2), x())],
+    "numpy.trim_zeros": [case(lambda a: np.sum(np.trim_zeros(a[0]) ** 2), x())],
     "numpy.setxor1d": [case(lambda a: np.sum(np.setxor1d(a, a[:, 1] * 2) ** 2), x())],
     "numpy.choose": [case(lambda a, b: np.choose([[0, 1, 1], [1, 0, 1]], [a, b]), x(seed=1), x(seed=2))],
     "numpy.where": [case(lambda a, b: np.where(MASK, a, b), x(seed=1), x(seed=2)),
