@@ -21,7 +21,7 @@ from ..ir import ops
 from ..pytree import flatten
 from ..tracing import python_ints
 from ..tracing.array import Either, TracedArray
-from ..tracing.dispatch import CONSTRUCTORS
+from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
 from .source import convert, is_user_function
 
@@ -55,6 +55,9 @@ def call(fn, *args, **kwargs):
         return statements.extreme(fn, args, sys._getframe(1))
     if fn is warnings.warn:
         return statements.warn(*args, **kwargs)
+    hidden = _traced_in_a_sequence(fn, args, kwargs)
+    if hidden is not None:  # NumPy's dispatch does not look into the list: cofactor's implementation, as it would
+        return hidden.__array_function__(fn, (type(hidden),), args, kwargs)
     user = _user_callable(fn)
     if user is not None:
         return user(*args, **kwargs)
@@ -63,6 +66,25 @@ def call(fn, *args, **kwargs):
             any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
         return getattr(TracedArray(ops.constant(np.asarray(owner)), scalar=True), fn.__name__)(*args, **kwargs)
     return fn(*args, **kwargs)
+
+
+def _traced_in_a_sequence(fn, args, kwargs):
+    """A traced array inside a list or tuple argument of a NumPy function cofactor implements, where
+    no argument is an array NumPy's dispatch would find (``np.lexsort([a, b])``: NumPy would convert
+    the list to an array); None otherwise."""
+    try:
+        if fn not in FUNCTIONS:
+            return None
+    except TypeError:  # unhashable callables
+        return None
+    sequences = [x for x in (*args, *kwargs.values()) if isinstance(x, (list, tuple))]
+    if not sequences or any(isinstance(x, TracedArray) or getattr(x, "defers_tracing", False)
+                            for x in (*args, *kwargs.values())):
+        return None
+    leaves = flatten(sequences, is_leaf=lambda x: getattr(x, "defers_tracing", False))[0]
+    if any(getattr(x, "defers_tracing", False) for x in leaves):
+        return None
+    return next((x for x in leaves if isinstance(x, TracedArray)), None)
 
 
 def _is_instance(x: TracedArray, classes) -> bool:

@@ -268,32 +268,3 @@ def array_equal(a1, a2, equal_nan=False):
     if equal_nan:
         equal = equal | (np.isnan(a1) & np.isnan(a2))
     return np.all(equal)
-
-
-def _constants_only(func, why, instead):
-    """``func`` on compile-time constants (run by NumPy now); on traced values, whose result shape
-    depends on the data, an UnsupportedError that says so."""
-    name = f"numpy.{func.__name__}"
-
-    @implements(func)
-    def impl(*args, **kwargs):
-        known = [known_value(x) for x in args]
-        known_kwargs = {k: known_value(x) for k, x in kwargs.items()}
-        traced = [x for x, k in zip([*args, *kwargs.values()], [*known, *known_kwargs.values()])
-                  if isinstance(x, TracedArray) and k is None]
-        if traced:
-            raise UnsupportedError(f"{name} of a traced array is not supported: {why}, so the result's shape "
-                                   f"is not known at compile time (only compile-time constants are "
-                                   f"supported); {instead}")
-        result = func(*known, **known_kwargs)
-        if not isinstance(result, tuple):
-            return asarray(result)
-        parts = [asarray(r) for r in result]
-        return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
-    return impl
-
-
-_UNIQUE = ("the number of unique values depends on the data", "np.unique(x) (with return_counts=..., "
-           "return_inverse=...) gives them")
-for _func in (np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all):
-    _constants_only(_func, *_UNIQUE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import located
+from ..errors import UnsupportedError, located
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
@@ -275,6 +275,33 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         following = np.where(lanes == TracedArray(sub(count, _const(1)), scalar=True, weak=int), total, following)
         results.append(Bounded(asarray(following - wrap(starts)), [window]))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _unique_result(func, **returns):
+    """NumPy 2's unique_counts / unique_inverse / unique_all: np.unique with NaNs kept apart, as a
+    named tuple of NumPy's type."""
+    result_type = type(func(np.zeros(1)))
+
+    @implements(func)
+    @operation(func)
+    def impl(x):
+        return result_type(*np.unique(x, equal_nan=False, **returns))
+
+
+@implements(np.unique_values)
+@operation(np.unique_values)
+def unique_values(x):
+    known = known_value(x)
+    if known is not None:
+        return asarray(np.unique_values(known))
+    raise located(UnsupportedError("numpy.unique_values of a traced array is not supported: NumPy gives the values "
+                                   "in the order of its hash table, which cofactor does not reproduce; np.unique(x) "
+                                   "gives the same values, sorted"))
+
+
+_unique_result(np.unique_counts, return_counts=True)
+_unique_result(np.unique_inverse, return_inverse=True)
+_unique_result(np.unique_all, return_index=True, return_inverse=True, return_counts=True)
 
 
 @implements(np.union1d)
