@@ -106,3 +106,14 @@ def test_delete_of_traced_positions_has_a_run_time_length():
     np.testing.assert_array_equal(np.asarray(got), np.delete(A, [1, 1, -1]))
     with pytest.raises(cf.UnsupportedError, match="numpy.delete"):  # (from an array of run-time length)
         cf.jit(lambda a: np.delete(a[a > 0], 0))(A[0])
+
+
+def _sorted_by_keys_in_a_list(a, b):
+    return np.lexsort([b, a]), np.lexsort((a, b)), np.stack([a, b]).sum(0)
+
+
+def test_numpy_functions_given_traced_arrays_in_a_list_match_numpy():
+    a, b = np.array([3, 1, 2, 1, 3]), np.array([1.0, 5.0, 2.0, 0.0, 0.0])
+    got, want = cf.jit(_sorted_by_keys_in_a_list)(a, b), _sorted_by_keys_in_a_list(a, b)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)

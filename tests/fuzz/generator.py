@@ -1044,39 +1044,24 @@ class _Generator:
         return f"[{lo}:{hi}]"
 
     def window_reduction(self, ctx, want, vectors):
-        """A number from a window or a mask of a vector of want's dtype: a sum, a dot, a max."""
+        """A number from a window or a mask of a vector of want's dtype: a reduction, a dot, an order statistic,
+        a selection or a join of it."""
         rng = self.rng
         names = [n for n in vectors if len(ctx.scope[n].kind.shape) == 1]
         name = rng.choice(names)
         twins = [n for n in names if ctx.scope[n].kind.shape == ctx.scope[name].kind.shape]
         part = self.window(ctx) if rng.random() < 0.7 else f"[{name} > {rng.choice(THRESHOLDS)}]"
         self.note("expr:window" if ":" in part else "expr:mask")
-        form = rng.choice(["sum", "dot", "max", "flip", "cumsum", "median", "quantile", "argsort", "unique", "nonzero",
-                           "join", "diff"])
-        twin = rng.choice(twins)
-        if form == "median":
-            return E(f"np.median({name}{part})", "npscalar")
-        if form == "quantile":
-            return E(f"np.quantile({name}{part}, {rng.choice(['0.0', '0.3', '0.5', '1.0'])})", "npscalar")
-        if form == "argsort":
-            return E(f"np.sum(np.argsort({name}{part}, kind='stable') * {twin}{part})", "npscalar")
-        if form == "unique":
-            return E(f"np.unique({name}{part}).sum()", "npscalar")
-        if form == "nonzero":
-            return E(f"np.sum({twin}[np.nonzero({name}{part} > {rng.choice(THRESHOLDS)})[0]])", "npscalar")
-        if form == "join":
-            return E(f"np.concatenate([{name}{part}, {twin}[::2], {twin}{part}]).sum()", "npscalar")
-        if form == "diff":
-            return E(f"np.diff({name}{part}).sum()", "npscalar")
-        if form == "dot":
-            return E(f"np.dot({name}{part}, {rng.choice(twins)}{part})", "npscalar")
-        if form == "max":
-            return E(f"np.max({name}{part}, initial={rng.choice(FLOATS)})", "npscalar")
-        if form == "flip":
-            return E(f"np.sum(np.flip({name}{part}) * {name}{part})", "npscalar")
-        if form == "cumsum":
-            return E(f"np.cumsum({name}{part}).sum()", "npscalar")
-        return E(f"{name}{part}.sum()", "npscalar")
+        a, twin = f"{name}{part}", rng.choice(twins)
+        forms = {"sum": f"{a}.sum()", "dot": f"np.dot({a}, {twin}{part})",
+                 "max": f"np.max({a}, initial={rng.choice(FLOATS)})", "flip": f"np.sum(np.flip({a}) * {a})",
+                 "cumsum": f"np.cumsum({a}).sum()", "median": f"np.median({a})",
+                 "quantile": f"np.quantile({a}, {rng.choice(['0.0', '0.3', '0.5', '1.0'])})",
+                 "argsort": f"np.sum(np.argsort({a}, kind='stable') * {twin}{part})",
+                 "unique": f"np.unique({a}).sum()",
+                 "nonzero": f"np.sum({twin}[np.nonzero({a} > {rng.choice(THRESHOLDS)})[0]])",
+                 "join": f"np.concatenate([{a}, {twin}[::2], {twin}{part}]).sum()", "diff": f"np.diff({a}).sum()"}
+        return E(forms[rng.choice(list(forms))], "npscalar")
 
     def stmt_window(self, ctx):
         """A write through a window or a mask: an update by a number, a copy from a twin's window or
