@@ -769,3 +769,19 @@ def _trimmed_then_written(x):
 def test_trim_zeros_is_a_view_of_run_time_length_matching_numpy():
     for x in [np.array([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 0.0]), np.zeros(4), np.array([1.0, 0.0, 2.0])]:
         _check_writes(_trimmed_then_written, x)
+
+
+def test_covariance_and_averages_of_selections_match_numpy():
+    x, w = rng.standard_normal((12, 3)), rng.random(12)
+    stats = {"cov_rows": (lambda a: np.cov(a[a[:, 0] > 0], rowvar=False), x),
+             "cov_columns": (lambda a: np.cov(a[a[:, 0] > 0].T, bias=True), x),
+             "cov_vector": (lambda a: np.cov(a[a[:, 1] > 0, 1], ddof=0), x),
+             "corrcoef": (lambda a: np.corrcoef(a[a[:, 0] > 0], rowvar=False), x),
+             "cov_window": (lambda a, k: np.cov(a.T[:, :k]), x, np.int64(7)),
+             "average": (lambda a: (np.average(a[a[:, 0] > 0], axis=0), np.average(a[a[:, 0] > 0], returned=True)), x),
+             "average_weighted": (lambda a, w: np.average(a[a[:, 0] > 0, 1], weights=w[a[:, 0] > 0], returned=True),
+                                  x, w)}
+    check_many(stats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's: no degrees of freedom)
+        check(lambda a: np.cov(a[a[:, 0] > 9], rowvar=False), x)

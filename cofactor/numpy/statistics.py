@@ -20,7 +20,7 @@ from ..tracing.derivatives import is_differentiating
 from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, value_bounds, wrap
-from .extent import Bounded, Window, as_data, operation
+from .extent import Bounded, Window, _unsupported, as_data, operation
 from .extent_ops import aligned
 from .reductions import _identity, _keep, reduce_ufunc
 from .searching import one_dimensional
@@ -189,7 +189,10 @@ _nan_arg_extremum("nanargmin", np.inf)
 # --- averages, medians and quantiles ----------------------------------------------------------------
 
 @implements(np.average)
+@operation(np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO):
+    if isinstance(a, Bounded) or isinstance(weights, Bounded):
+        return _average_of_run_time_length(a, axis, weights, returned, keepdims)
     a = asarray(a)
     if axis is not None:
         axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
@@ -219,6 +222,24 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO):
     if not returned:
         return avg
     return avg, wrap(value(np.broadcast_to(scale, avg.shape)))
+
+
+def _average_of_run_time_length(a, axis, weights, returned, keepdims):
+    """np.average where ``a`` or ``weights`` has a run-time length: their shapes must agree (NumPy's
+    weights along an axis are not taken), and the sums leave out the invalid lanes."""
+    keep = {} if keepdims is _NO else {"keepdims": keepdims}
+    if weights is None:
+        weights = a * 0 + 1  # (a's lanes, its windows)
+        result_dtype = np.result_type(a.dtype, *(("f8",) if a.dtype.kind in "biu" else ()))
+    else:
+        if np.shape(as_data(weights)) != np.shape(as_data(a)):
+            _unsupported("numpy.average with weights of another shape than the array's")
+        result_dtype = np.result_type(a.dtype, weights.dtype, *(("f8",) if a.dtype.kind in "biu" else ()))
+    scale = np.sum(weights, axis=axis, dtype=result_dtype, **keep)
+    avg = np.sum(np.multiply(a, weights, dtype=result_dtype), axis=axis, **keep) / scale
+    if not returned:
+        return avg
+    return avg, np.broadcast_to(scale, np.shape(avg))
 
 
 def _reduce_sorted(a, axis, keepdims, compute):
@@ -401,11 +422,16 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 # --- covariance and correlation ----------------------------------------------------------------------
 
 @implements(np.cov)
+@operation(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """Of observations whose count is known only at run time too (``np.cov(X[labels == k], rowvar=False)``):
+    the mean and the product exclude the invalid ones, and the count divides."""
     reject("numpy.cov", fweights=(fweights, None), aweights=(aweights, None))
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    m = asarray(m)
+    if isinstance(y, Bounded):
+        _unsupported("numpy.cov with y of run-time length")
+    m = m if isinstance(m, Bounded) else asarray(m)
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     if y is not None:
@@ -414,10 +440,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise ValueError("y has more than 2 dimensions")
     if dtype is None:
         dtype = np.result_type(m.dtype, *([] if y is None else [y.dtype]), np.float64)
-    X = np.atleast_2d(np.astype(m, dtype))
+    if isinstance(m, Bounded):
+        X = m.astype(dtype)
+        X = Bounded(asarray(X.data[None]), [None] + X.windows) if X.ndim == 1 else X
+    else:
+        X = np.atleast_2d(np.astype(m, dtype))
     if not rowvar and m.ndim != 1:
         X = X.T
-    if X.shape[0] == 0:
+    if isinstance(X.shape[0], int) and X.shape[0] == 0:
         return np.array([]).reshape(0, 0)
     if y is not None:
         y = np.atleast_2d(np.astype(y, dtype))
@@ -430,11 +460,15 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     X = X - np.mean(X, axis=1, keepdims=True)
     c = np.dot(X, np.conjugate(X.T))
     # NumPy multiplies by 1/fact (inf for no degrees of freedom) in float64 and casts back.
-    scale = np.float64(1 / fact) if fact > 0 else np.float64(np.inf)
+    if isinstance(fact, TracedArray):
+        scale = np.astype(np.where(fact > 0, 1.0 / np.maximum(fact, 1), np.inf), np.float64)
+    else:
+        scale = np.float64(1 / fact) if fact > 0 else np.float64(np.inf)
     return np.squeeze(np.astype(c * scale, c.dtype))
 
 
 @implements(np.corrcoef)
+@operation(np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, bias=_NO, ddof=_NO, *, dtype=None):
     """``bias`` and ``ddof`` have no effect, as in NumPy (which deprecates them)."""
     c = cov(x, y, rowvar, dtype=dtype)
