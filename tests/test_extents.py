@@ -636,9 +636,19 @@ def _sum_of_squares_by_iteration(x, m):
     return total, acc
 
 
+def _enumerated(x):
+    total, out = 0.0, np.zeros(x.size)
+    for k, i in enumerate(np.where(x > 0)[0]):
+        total += k * x[i]
+    for k, v in enumerate(np.unique(np.round(x)), start=1):
+        out[k] = v
+    return total, out
+
+
 def test_iterating_an_array_of_run_time_length_is_one_rolled_loop():
     x, m = rng.standard_normal(10), rng.standard_normal((6, 5))
     check(_sum_of_squares_by_iteration, x, m)
+    check(_enumerated, x, signed_zeros=False)  # (which of -0.0 and 0.0 unique keeps depends on its sort)
     assert cf.compile(_sum_of_squares_by_iteration, x, m, optimize=False).mlir.count("stablehlo.while") == 2
 
 

@@ -34,6 +34,8 @@ def call(fn, *args, **kwargs):
         constructor = None
     if constructor is not None:
         return constructor(*args, **kwargs)
+    if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
+        return statements.RunTimeEnumerate(*args, **kwargs)
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):

@@ -293,6 +293,16 @@ class TracedRange:
         self.start, self.stop, self.step = start, stop, step
 
 
+class RunTimeEnumerate:
+    """``enumerate(x)`` of an array whose length is known only at run time: iterated only by a traced loop."""
+
+    def __init__(self, array, start=0):
+        self.array, self.start = array, start
+
+    def __iter__(self):  # (outside a for loop: the array's clear error)
+        return iter(self.array)
+
+
 def range_(*args):
     if not any(_traced(a) for a in args):
         return range(*args)
@@ -317,6 +327,10 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         return
     if defers_tracing(iterable):  # an array whose length is known only at run time: that many trips
         _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False)
+        return
+    if isinstance(iterable, RunTimeEnumerate):
+        array, start = iterable.array, iterable.start
+        _rolled(0, array.shape[0], 1, lambda i: body_fn((i + start, array[i])), *loop, fallback=False)
         return
     why = False
     if isinstance(iterable, range) and _too_long(len(iterable)):
