@@ -181,8 +181,9 @@ def user_location() -> str | None:
 
 
 # Code objects of user functions cofactor runs as written because it cannot read their source
-# (defined by exec or at a REPL, a lambda it cannot single out on its line): filled by the source
-# conversion, read by the errors a traced condition in them raises.
+# (defined by exec or at a REPL, a lambda it cannot single out on its line, a file edited since the
+# function was defined): filled by the source conversion, read by the errors a traced condition in
+# them raises.
 unconverted_code = weakref.WeakSet()
 
 

@@ -198,6 +198,50 @@ def test_identical_functions_in_two_modules_call_their_own_helpers(tmp_path):
         np.testing.assert_array_equal(np.asarray(cf.jit(module.f)(np.ones(2))), np.full(2, k))
 
 
+def test_a_function_whose_file_was_edited_after_it_was_defined_runs_as_written(tmp_path):
+    """The source on disk is no longer the function's (a notebook editing a module it imported):
+    converting it would compile other code, so it runs as written, and a traced condition in it
+    says why."""
+    import linecache
+
+    path = tmp_path / "edited.py"
+    path.write_text("def f(x):\n    if x.sum() > 0:\n        return x.max()\n    return x.min()\n\n\n"
+                    "def g(x):\n    return x.max() + 1\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    path.write_text(path.read_text().replace("x.max()", "x.sum() * 100"))
+    linecache.checkcache(str(path))
+    with pytest.raises(cf.ConcretizationError, match="edited since the function was defined"):
+        cf.jit(namespace["f"])(np.ones(2))
+    assert float(cf.jit(namespace["g"])(np.array([1.0, 2.0]))) == 3.0  # the function Python has
+
+
+class _Base:
+    def __init__(self):
+        self.k = 2.0
+
+
+class _Scaled(_Base):
+    def __init__(self):
+        super().__init__()
+        self.__scale = 3.0
+
+    def run(self, x):
+        if x.sum() > 0:
+            return x * self.__scale * self.k
+        return x - self.__offset()
+
+    def __offset(self):
+        return 1.0
+
+
+def test_methods_with_private_names_and_super_are_converted():
+    """Python mangles ``self.__scale`` in a class body; the converted copy, compiled outside it, must too."""
+    model = _Scaled()
+    for x in (np.ones(2), -np.ones(2)):
+        np.testing.assert_array_equal(np.asarray(cf.jit(model.run)(x)), model.run(x))
+
+
 def test_a_conversion_is_dropped_with_its_function(tmp_path):
     import gc
 

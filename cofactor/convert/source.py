@@ -74,7 +74,58 @@ def _function_node(fn):
     if name == "<lambda>":
         args = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         candidates = [n for n in candidates if [a.arg for a in n.args.args] == args]
-    return (candidates[0], first) if len(candidates) == 1 else (None, 0)
+    if len(candidates) != 1 or not _source_of(fn.__code__, candidates[0]):
+        return None, 0  # (none, several, or source edited since the function was defined: it runs as written)
+    return candidates[0], first
+
+
+_MANGLED = re.compile(r"^_\w*?(__\w+)$")
+
+
+def _source_of(code, node) -> bool:
+    """Whether ``node`` may be the source of ``code``: every name the code uses is in it (a private
+    name as written, before Python mangles it)."""
+    identifiers = _identifiers(node)
+    return all(name in identifiers or _MANGLED.sub(r"\1", name) in identifiers for name in _names_in(code))
+
+
+def _mangle_private_names(node, code):
+    """Write the private names of a method (``self.__scale``) as Python compiled them in its class
+    (``self._Model__scale``): the converted copy is compiled outside the class, where Python would
+    not mangle them."""
+    mangled = {_MANGLED.sub(r"\1", name): name for name in _names_in(code) if _MANGLED.match(name)}
+    mangled = {written: name for written, name in mangled.items() if written != name}
+    if not mangled:
+        return
+    for n in ast.walk(node):
+        for field in ("id", "attr", "arg"):
+            if getattr(n, field, None) in mangled and isinstance(n, (ast.Name, ast.Attribute, ast.arg)):
+                setattr(n, field, mangled[getattr(n, field)])
+
+
+def _names_in(code) -> set:
+    """The names a code object and the ones nested in it use, but the compiler's own (``.0``,
+    ``__class__`` for super(), a class body's ``__qualname__``)."""
+    names = {n for n in (*code.co_names, *code.co_varnames, *code.co_freevars, *code.co_cellvars)
+             if not n.startswith((".", "<")) and not (n.startswith("__") and n.endswith("__"))}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_in(const)
+    return names
+
+
+def _identifiers(node) -> set:
+    """Every identifier in a syntax tree: the compiled code of the same source uses no other name (its
+    compiler drops dead code and folds constants, never adds a name), so a name the function's code
+    uses and its source lacks means the file changed after the function was defined."""
+    found = set()
+    for n in ast.walk(node):
+        for _, value in ast.iter_fields(n):
+            if isinstance(value, str):
+                found.add(value)
+            elif isinstance(value, list):
+                found.update(v for v in value if isinstance(v, str))
+    return found
 
 
 def _lambdas_in(source: str) -> list:
@@ -106,6 +157,7 @@ def _compile_factory(fn):
     node, first = _function_node(fn)
     if node is None:
         return None
+    _mangle_private_names(node, code)
     ast.increment_lineno(node, first - 1)  # tracebacks and error messages show the user's lines
     if isinstance(node, ast.Lambda):
         node.body = convert_expressions(node.body)  # a lambda has conditional expressions and and/or/not only

@@ -216,9 +216,10 @@ class TracedArray:
         if unconverted is not None:
             raise located(ConcretizationError(
                 f"bool() of a traced array in {unconverted.co_name} ({unconverted.co_filename}), whose source cofactor "
-                "cannot read (a function defined by exec or at a REPL, or a lambda it cannot single out on its line), "
-                "so it runs as written: its if / while / for, conditional expressions and and / or / not cannot "
-                "depend on traced values. Define it in a file (one lambda per line), or use np.where / np.any / np.all"))
+                "cannot read (a function defined by exec or at a REPL, a lambda it cannot single out on its line, or "
+                "a file edited since the function was defined: reload its module), so it runs as written: its if / "
+                "while / for, conditional expressions and and / or / not cannot depend on traced values. Define it "
+                "in a file (one lambda per line), or use np.where / np.any / np.all"))
         raise located(ConcretizationError(
             "bool() of a traced array: its truth value is not known at compile time, only when the compiled "
             "function runs. "
