@@ -84,7 +84,10 @@ _MANGLED = re.compile(r"^_\w*?(__\w+)$")
 
 def _source_of(code, node) -> bool:
     """Whether ``node`` may be the source of ``code``: every name the code uses is in it (a private
-    name as written, before Python mangles it)."""
+    name as written, before Python mangles it).  A function defined in converted code was compiled
+    from its converted text, whose source was checked."""
+    if code in _converted_codes:
+        return True
     identifiers = _identifiers(node)
     return all(name in identifiers or _MANGLED.sub(r"\1", name) in identifiers for name in _names_in(code))
 
