@@ -156,6 +156,29 @@ class Window:
         return _both(ops.compare(lanes, lo, "GE"), ops.compare(lanes, hi, "LT"))
 
 
+def valid_lanes(shape, windows, axes=None) -> Value | None:
+    """An i1 array of ``shape``: true in the lanes valid along every axis in ``axes`` (by default all)
+    that has a window; None where none has."""
+    mask = None
+    for axis, w in enumerate(windows):
+        if w is not None and (axes is None or axis in axes):
+            m = w.valid(shape, axis)
+            mask = m if mask is None else _both(mask, m)
+    return mask
+
+
+def where_valid(mask: Value, data: TracedArray, fill) -> TracedArray:
+    """``data`` where ``mask`` (broadcast along its leading axes) holds, else ``fill``."""
+    filler = ops.broadcast_in_dim(ops.constant(np.asarray(fill, data.dtype)), data.shape, ())
+    mask = ops.broadcast_in_dim(mask, data.shape, range(mask.type.rank))
+    return TracedArray(ops.select(mask, data.value, filler))
+
+
+def traced_int(v: Value) -> TracedArray:
+    """An int64 scalar Value (a window's start or length) as a traced Python int (NEP 50: weak)."""
+    return TracedArray(v, scalar=True, weak=int)
+
+
 def slice_window(item: slice, n) -> tuple[Window, bool]:
     """The window NumPy's ``slice.indices`` gives ``item`` (traced bounds, step 1 or -1) on an axis of
     ``n`` lanes (an int, or a Value), and whether it runs backwards (then it is a window of the
@@ -274,9 +297,7 @@ class Selection(NamedTuple):
 
     def filled(self, fill) -> TracedArray:
         """The source with the rows the mask leaves out replaced by ``fill``."""
-        shape = self.source.shape
-        filler = ops.broadcast_in_dim(ops.constant(np.asarray(fill, self.source.dtype)), shape, ())
-        return TracedArray(ops.select(ops.broadcast_in_dim(self.mask, shape, (0,)), self.source.value, filler))
+        return where_valid(self.mask, self.source, fill)
 
 
 class Bounded:
@@ -320,8 +341,7 @@ class Bounded:
     @property
     def shape(self) -> tuple:
         """The shape, with the run-time lengths as traced Python ints."""
-        return tuple(n if w is None else TracedArray(w.length, scalar=True, weak=int)
-                     for n, w in zip(self.data.shape, self.windows))
+        return tuple(n if w is None else traced_int(w.length) for n, w in zip(self.data.shape, self.windows))
 
     @property
     def size(self):
@@ -366,20 +386,12 @@ class Bounded:
 
     def valid(self, axes=None) -> Value | None:
         """An i1 array of the data's shape: true in valid lanes along ``axes`` (all bounded axes by default)."""
-        mask = None
-        for axis, w in enumerate(self.windows):
-            if w is not None and (axes is None or axis in axes):
-                m = w.valid(self.data.shape, axis)
-                mask = m if mask is None else _both(mask, m)
-        return mask
+        return valid_lanes(self.data.shape, self.windows, axes)
 
     def filled(self, fill, axes=None) -> TracedArray:
         """The data with invalid lanes along ``axes`` replaced by ``fill``."""
         mask = self.valid(axes)
-        if mask is None:
-            return self.data
-        filler = ops.broadcast_in_dim(ops.constant(np.asarray(fill, self.dtype)), self.data.shape, ())
-        return TracedArray(ops.select(mask, self.data.value, filler))
+        return self.data if mask is None else where_valid(mask, self.data, fill)
 
     # A pytree node (pytree.py): control flow carries its data and its windows' bounds as it carries arrays.
     def tree_flatten(self):

@@ -14,7 +14,7 @@ from ..tracing.views import DynamicBlock
 from ._core import asarray, axis_index, axis_tuple, value, wrap
 from .creation import convert_like_numpy
 from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _known, _same, _unsupported, add,
-                     as_data, bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub)
+                     as_data, bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub, traced_int)
 
 _I64 = np.dtype(np.int64)
 
@@ -261,7 +261,7 @@ def _arg_reduction(func, fill):
             return bounded(func(b.data, axis=ax, keepdims=keepdims), windows)
         _none_empty(b, (ax,), f"attempt to get {func.__name__} of an empty sequence")
         found = func(b.filled(fill(b.dtype), (ax,)), axis=ax, keepdims=keepdims)
-        return bounded(found - TracedArray(w.start, scalar=True, weak=int), windows)
+        return bounded(found - traced_int(w.start), windows)
     return reduce
 
 
@@ -646,13 +646,13 @@ def _lanes(item, w: Window | None, axis):
         raise located(IndexError("arrays used as indices must be of integer (or boolean) type"))
     if w is None:
         return i
-    length = TracedArray(w.length, scalar=True, weak=int)
+    length = traced_int(w.length)
     outside = (i < -length) | (i >= length)
     outside = outside.filled(False) if isinstance(outside, Bounded) else outside
     first = np.ravel(as_data(i))[np.argmax(np.ravel(outside))]
     numpy_error_if(value(np.any(outside)), lambda: IndexError(f"index {first} is out of bounds for axis {axis} "
                                                               f"with size {length}"))
-    return np.where(i < 0, i + length, i) + TracedArray(w.start, scalar=True, weak=int)
+    return np.where(i < 0, i + length, i) + traced_int(w.start)
 
 
 @operation("getitem")

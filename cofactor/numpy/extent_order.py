@@ -16,13 +16,10 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ._core import asarray, axis_index, value
-from .extent import Bounded, Window, _const, _unsupported, add, as_data, bounded, operation, shifted, sub
+from .extent import (Bounded, Window, _const, _unsupported, add, as_data, bounded, operation, shifted, sub,
+                     traced_int)
 from .extent_ops import aligned, sort, transpose
 from .statistics import _middle, _quantile_of_sorted, quantile_arguments
-
-
-def _length(w: Window) -> TracedArray:
-    return TracedArray(w.length, scalar=True, weak=int)
 
 
 @operation(np.argsort)
@@ -40,7 +37,7 @@ def argsort(b, axis=-1, kind=None, order=None, *, stable=None):
     order = np.take_along_axis(first, np.argsort(invalid, axis=ax, kind="stable"), axis=ax)
     windows = list(b.windows)
     windows[ax] = Window(_const(0), w.length)
-    return Bounded(asarray(order - TracedArray(w.start, scalar=True, weak=int)), windows)
+    return Bounded(asarray(order - traced_int(w.start)), windows)
 
 
 def _sorted_along(b, axis, name):
@@ -53,7 +50,7 @@ def _sorted_along(b, axis, name):
     ax = 0 if axis is None else axis_index(axis, b.ndim)
     if b.windows[ax] is None or any(w is not None for a, w in enumerate(b.windows) if a != ax):
         _unsupported(f"numpy.{name} along an axis other than the one of run-time length")
-    return np.moveaxis(sort(b, axis=ax).data, ax, -1), _length(b.windows[ax]), ax
+    return np.moveaxis(sort(b, axis=ax).data, ax, -1), traced_int(b.windows[ax].length), ax
 
 
 def _kept(result, ax, leading=0):

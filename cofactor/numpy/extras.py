@@ -345,10 +345,8 @@ def delete(arr, obj, axis=None):
 def trim_zeros(filt, trim="fb", axis=None):
     """A view of the vector between its first and last non-zero elements (a window of run-time length,
     numpy/extent.py), as NumPy's slice is."""
-    known = known_value(filt)
-    if known is not None and not isinstance(filt, TracedArray):
-        return np.trim_zeros(known, trim, axis)
-    filt = asarray(filt)
+    if not isinstance(filt, TracedArray):
+        return np.trim_zeros(filt, trim, axis)
     if filt.ndim != 1 or axis not in (None, 0, -1):
         _unsupported("numpy.trim_zeros of other than a vector")
     trim = trim.lower()

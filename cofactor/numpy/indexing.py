@@ -18,7 +18,7 @@ from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementw
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, value_bounds, view,
                     wrap)
 from .creation import check_stored, convert_like_numpy, traced_sequence
-from .extent import Bounded, _unsupported, bounded, has_traced_slice
+from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes
 from .extent_ops import aligned
 from .selection import (assign_masked, assign_masked_among, assign_traced_slice, fitted, masked, masked_among,
                         traced_slice)
@@ -266,13 +266,7 @@ def _run_time_lengths(index):
     if any(isinstance(index[k], Bounded) and index[k].dtype.kind not in "iu" for k in advanced):
         _unsupported("indexing with a boolean mask")
     arrays, windows = aligned([index[k] for k in advanced])
-    shape = np.broadcast_shapes(*(np.shape(x) for x in arrays))
-    valid = None
-    for axis, w in enumerate(windows):
-        if w is not None:
-            lanes = w.valid(shape, axis)
-            valid = lanes if valid is None else ops.binary("stablehlo.and", valid, lanes)
-    valid = wrap(valid)
+    valid = wrap(valid_lanes(np.broadcast_shapes(*(np.shape(x) for x in arrays)), windows))
     index = list(index)
     for k, x in zip(advanced, arrays):
         if np.ndim(x):

@@ -30,8 +30,7 @@ def one_dimensional(x):
 
 @implements(np.digitize)
 def digitize(x, bins, right=False):
-    positions = _digitize(x, bins, right)
-    return with_value_bounds(positions, 0, np.shape(bins)[0]) if isinstance(positions, TracedArray) else positions
+    return with_value_bounds(_digitize(x, bins, right), 0, np.shape(bins)[0])
 
 
 def _digitize(x, bins, right):

@@ -13,7 +13,7 @@ from ..tracing.dispatch import implements
 from ._core import asarray, axis_index, known_value, value, value_bounds, with_value_bounds, wrap
 from .creation import convert_like_numpy
 from .extent import (Bounded, Selection, Window, _check_lengths, _const, _same, _unsupported, as_data, operation,
-                     selected_positions, shifted, sub, true_count, true_ranks)
+                     selected_positions, shifted, sub, traced_int, true_count, true_ranks)
 from .extent_ops import aligned, assign, resolved, transpose
 
 _I64 = np.dtype(np.int64)
@@ -169,7 +169,7 @@ def nonzero(a):
     strides = np.cumprod((1,) + data.shape[:0:-1])[::-1]
     flat = wrap(positions)
     windows = a.windows if isinstance(a, Bounded) else [None] * data.ndim
-    starts = [0 if w is None else TracedArray(w.start, scalar=True, weak=int) for w in windows]
+    starts = [0 if w is None else traced_int(w.start) for w in windows]
     return tuple(Bounded(asarray((flat // int(s)) % n - start), [window])
                  for s, n, start in zip(strides, data.shape, starts))
 
@@ -239,8 +239,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         if ar.ndim != 1 and return_inverse:
             _unsupported("numpy.unique(..., return_inverse=True) of a multi-dimensional array")
         ar = np.ravel(ar)
-        flat, start = ar.data, TracedArray(ar.windows[0].start, scalar=True, weak=int)
-        total = TracedArray(ar.windows[0].length, scalar=True, weak=int)
+        flat, start, total = ar.data, traced_int(ar.windows[0].start), traced_int(ar.windows[0].length)
         relative = np.argsort(ar, kind="stable").data  # (its valid lanes first)
         order = relative + start
     else:
@@ -272,7 +271,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         results.append(Bounded(inverse, ar.windows) if isinstance(ar, Bounded) else inverse)
     if return_counts:
         following = np.concatenate([wrap(starts)[1:], np.full(1, size, np.int64)])
-        following = np.where(lanes == TracedArray(sub(count, _const(1)), scalar=True, weak=int), total, following)
+        following = np.where(lanes == traced_int(sub(count, _const(1))), total, following)
         results.append(Bounded(asarray(following - wrap(starts)), [window]))
     return results[0] if len(results) == 1 else tuple(results)
 

@@ -228,13 +228,12 @@ def _average_of_run_time_length(a, axis, weights, returned, keepdims):
     """np.average where ``a`` or ``weights`` has a run-time length: their shapes must agree (NumPy's
     weights along an axis are not taken), and the sums leave out the invalid lanes."""
     keep = {} if keepdims is _NO else {"keepdims": keepdims}
+    if weights is not None and np.shape(as_data(weights)) != np.shape(as_data(a)):
+        _unsupported("numpy.average with weights of another shape than the array's")
+    floating = ("f8",) if a.dtype.kind in "biu" else ()
+    result_dtype = np.result_type(a.dtype, *([] if weights is None else [weights.dtype]), *floating)
     if weights is None:
         weights = a * 0 + 1  # (a's lanes, its windows)
-        result_dtype = np.result_type(a.dtype, *(("f8",) if a.dtype.kind in "biu" else ()))
-    else:
-        if np.shape(as_data(weights)) != np.shape(as_data(a)):
-            _unsupported("numpy.average with weights of another shape than the array's")
-        result_dtype = np.result_type(a.dtype, weights.dtype, *(("f8",) if a.dtype.kind in "biu" else ()))
     scale = np.sum(weights, axis=axis, dtype=result_dtype, **keep)
     avg = np.sum(np.multiply(a, weights, dtype=result_dtype), axis=axis, **keep) / scale
     if not returned:
