@@ -326,15 +326,17 @@ class Either(TracedArray):
 
     ``mirror``: the index of a choice made for this Either (no one else holds it) that always
     holds the chosen array's value: reads take it, no select needed.  Writes keep it so, and a
-    write to another choice from elsewhere refreshes it."""
+    write to another choice from elsewhere refreshes it.  ``shadow``: the mirror is no array of
+    the program's, only the chosen value (carry.py, ``choose_mirrors``): the selector never picks it."""
 
-    __slots__ = ("selector", "choices", "mirror", "_writing", "depth")
+    __slots__ = ("selector", "choices", "mirror", "shadow", "_writing", "depth")
 
-    def __init__(self, selector: Value, choices, mirror=None):
+    def __init__(self, selector: Value, choices, mirror=None, shadow=False):
         super().__init__(None)
         self.selector = selector
         self.choices = list(choices)
         self.mirror = mirror
+        self.shadow = shadow
         self._writing = False
         self.depth = 1 + max(nesting(c) for c in self.choices)  # a write writes up to 2**depth arrays
         if mirror is not None:
@@ -342,10 +344,14 @@ class Either(TracedArray):
                 for owner in choice.owners() if k != mirror else ():
                     owner.mirrored_by = (owner.mirrored_by or []) + [self]
 
+    def arrays(self) -> list:
+        """The choices that are arrays of the program's (all but a shadow)."""
+        return [c for k, c in enumerate(self.choices) if not (self.shadow and k == self.mirror)]
+
     @property
     def base(self):
         """The base of the chosen array: one array, None, or an Either of bases over the same selector."""
-        bases = [c.base for c in self.choices]
+        bases = [c.base for c in self.arrays()]
         if all(b is bases[0] for b in bases):
             return bases[0]
         if any(b is None or (b.shape, b.dtype) != (bases[0].shape, bases[0].dtype) for b in bases):
@@ -353,6 +359,8 @@ class Either(TracedArray):
                 ".base of a variable that holds one of several arrays, chosen at run time by a traced branch, "
                 "whose bases differ in kind (a view on one path, not on another, or bases of different shapes): "
                 "compare the arrays themselves with `is` or np.shares_memory, which cofactor traces"))
+        if self.shadow:  # never picked: any base holds its place
+            bases.insert(self.mirror, bases[0])
         return Either(self.selector, bases)
 
     def picks(self, k: int) -> Value:
@@ -414,7 +422,7 @@ class Either(TracedArray):
                 choices.append(c)
         finally:
             self._writing = False
-        return Either(self.selector, choices, self.mirror)
+        return Either(self.selector, choices, self.mirror, self.shadow)
 
     def refresh(self):
         """One of the choices was written from elsewhere: the mirror takes the chosen value again."""

@@ -257,12 +257,15 @@ class Unset(Node):
 
 
 class Owner(Node):
-    """An array made in the region (or adopted), carried by value."""
+    """An array made in the region (or adopted), carried by value.  A ``shadow`` is no array of the
+    program's: a Choice's mirror made for it alone (``choose_mirrors``), given the chosen value."""
 
-    def __init__(self, type: TensorType):
-        self.type = type
+    def __init__(self, type: TensorType, shadow=False):
+        self.type, self.shadow = type, shadow
 
     def fit(self, x, f):
+        if self.shadow:
+            return False
         if isinstance(x, Either):
             return self._fit_either(x, f)
         if not isinstance(x, TracedArray) or x.scalar or x.lens is not None or x.type != self.type:
@@ -416,8 +419,8 @@ class Choice(Node):
             # loop's layout inside the region): choice k fits alternative k.  The mirror carries the chosen
             # value: an Either with another mirror (or none) keeps it in another choice, or in none.
             saved = f._saved()
-            if all(f.fit(alt, c) for alt, c in zip(self.alternatives, x.choices)):
-                if self.mirror is not None and x.mirror != self.mirror:
+            if all(f.fit(alt, c) for alt, c in zip(self.alternatives, x.choices) if not _is_shadow(alt)):
+                if self.mirror is not None and (x.mirror != self.mirror or _is_shadow(self.alternatives[self.mirror])):
                     f.give_mirror(self.alternatives[self.mirror], x, lambda: [x.value])
                 return x.selector
             f._restore(saved)
@@ -485,7 +488,8 @@ class Choice(Node):
 
     def build(self, values, b):
         if id(self) not in b:
-            b[id(self)] = Either(values[id(self)][0], [a.build(values, b) for a in self.alternatives], self.mirror)
+            b[id(self)] = Either(values[id(self)][0], [a.build(values, b) for a in self.alternatives], self.mirror,
+                                 self.mirror is not None and _is_shadow(self.alternatives[self.mirror]))
         return b[id(self)]
 
 
@@ -508,7 +512,13 @@ class Late(Node):
 def choose_mirrors(roots):
     """Give each Choice among ``roots`` (and the nodes they are made of) as its mirror its first
     Owner alternative that appears nowhere else: a mirror carries the chosen value, not an array
-    of its own, so no other variable may hold it."""
+    of its own, so no other variable may hold it.
+
+    A Choice among views with no such alternative gets a shadow (an Owner no array fits): reads
+    through the views would read their storage at a position per view, and each write through
+    them at as many again, which XLA's fusion recomputed for each: a chain of writes after a
+    branch that rebinds ``a = a[::-1]`` doubled its work per write, and two dozen writes ran for
+    minutes or more (fuzz seed 3431814).  Reads take the shadow, which each write sets."""
     count, choices = {}, []
     def visit(node):
         count[id(node)] = count.get(id(node), 0) + 1
@@ -520,8 +530,17 @@ def choose_mirrors(roots):
     for node in roots:
         visit(node)
     for choice in choices:
+        shadow = next((a for a in choice.alternatives if _is_shadow(a)), None)  # (a nested Choice's too)
+        choice.alternatives = [a for a in choice.alternatives if not _is_shadow(a)]
         choice.mirror = next((k for k, a in enumerate(choice.alternatives)
                               if isinstance(a, Owner) and count[id(a)] == 1), None)
+        if choice.mirror is None and any(isinstance(a, View) for a in choice.alternatives):
+            choice.alternatives.append(shadow or Owner(_array_type(choice.alternatives[0]), shadow=True))
+            choice.mirror = len(choice.alternatives) - 1
+
+
+def _is_shadow(node) -> bool:
+    return isinstance(node, Owner) and node.shadow
 
 
 class Worlds:

@@ -325,7 +325,7 @@ def _strided(array) -> np.ndarray:
     t = root.type
     strides = np.cumprod((1,) + t.shape[:0:-1])[::-1] * t.dtype.itemsize if t.shape else ()
     if isinstance(root, Either):
-        layouts = {_strided(c).strides for c in root.choices}
+        layouts = {_strided(c).strides for c in root.arrays()}
         if len(layouts) > 1:
             raise _PathLayout
         strides = layouts.pop()
