@@ -167,6 +167,20 @@ def test_a_raise_on_a_python_condition_shows_run_time_values_in_its_message():
         assert str(info.value) == message
 
 
+def test_a_raise_site_writes_the_check_state_once():
+    """The site's number and the two values its message shows, in one update of the state: in a
+    loop's body each update was a kernel and a copy of the state per trip."""
+    def f(x):
+        if x.sum() > 2.5:
+            raise ValueError(f"x[0] is {x[0]}, x[-1] is {x[-1]}")
+        return x
+    mlir = str(cf.compile(f, np.arange(4.0), optimize=False).mlir)
+    assert mlir.count("stablehlo.dynamic_update_slice") == 1
+    assert mlir.count("(tensor<66xi64>, tensor<4xi64>, tensor<i64>)") == 1  # number, warned mask, two values
+    with pytest.raises(ValueError, match=r"^x\[0\] is 0.0, x\[-1\] is 3.0\n"):
+        cf.jit(f)(np.arange(4.0))
+
+
 def index_past_the_end_in_a_branch(x):
     y = x[0]
     if x.sum() > 100:

@@ -114,8 +114,10 @@ def _check_indices(indices: TracedArray, n: int, axis: int, valid: TracedArray |
     outside = np.logical_or(indices < -n, indices >= n)
     if valid is not None:
         outside = outside & valid
-    first = np.ravel(indices)[np.argmax(np.ravel(outside))]
-    checks.error_if(np.any(outside).value,
+    outside = np.ravel(outside)
+    k = np.min(np.where(outside, np.arange(outside.size), outside.size))  # the first outside, or the size:
+    first = np.take(np.ravel(indices), k, mode="clip")                    # one reduction says if and which
+    checks.error_if((k < outside.size).value,
                     lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
 
 

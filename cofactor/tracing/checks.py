@@ -223,11 +223,15 @@ def _add_site(checks: Checks, exception, shown, where, condition=None):
     first = checks.none_fired()
     if condition is not None:
         first = ops.binary("stablehlo.and", first, condition)
-    for token, slot, array, how, spec in shown:  # written only by the raise that fires: the first
+    # The site's number, the warned mask as it is, and the values its message shows (in the slots
+    # from _SLOTS on, in order), written only by the raise that fires, the first: one write of the
+    # state, where one per entry was a kernel and a copy of the state each (in a loop's body, per trip)
+    entries = [ops.constant(np.asarray([len(checks.raises)], np.int64)), checks._entry(_WARNED, 1)]
+    for token, slot, array, how, spec in shown:
         if array.size:
-            checks._set(slot, _bits(array), first)
+            entries.append(ops.reshape(_bits(array), (array.size,)))
         site.shown.append((token, slot, _Shown.of(array), how, spec))
-    checks._set(_FIRED, ops.constant(np.asarray(len(checks.raises), np.int64)), first)
+    checks._set(_FIRED, ops.concatenate(entries, 0), first)
 
 
 def numpy_error_if(failed, make, what="an operation on an array whose length is known only at run time"):
