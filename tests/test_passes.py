@@ -557,3 +557,61 @@ def test_forked_child_starts_its_own_worker():
     child = _python(_FORKS, IDENTITY, IDENTITY.replace("tensor<f64>", "tensor<7xf32>"), stdout=subprocess.PIPE)
     out, _ = child.communicate(timeout=60)
     assert out.split() == ["0", "True", "True"]
+
+
+# Conversions: the value a narrowing conversion rounds (or wraps, or makes complex) is the value the
+# operations after it see.  convert_convert_float folded x.astype(np.float32).astype(np.float64) into
+# x, convert_binop_convert_min/max took np.minimum of two float32 roundings in float64, and
+# elementwise_complex_simplify took np.sqrt(x + 0j) as the real sqrt of x (NaN for x < 0).  (And
+# cofactor's own complex log10 and log2 of 0 had a NaN imaginary part.)
+
+def _through(x, y, mid):
+    """Operations on ``x`` and ``y`` converted to ``mid``, and back where NumPy would keep ``mid``."""
+    a, b = x.astype(mid), y.astype(mid)
+    out = [a.astype(x.dtype), np.minimum(a, b).astype(x.dtype), np.maximum(a, b).astype(x.dtype),
+           a < b, a == b, np.abs(a).astype(x.dtype), (a + b).astype(x.dtype), (a * b).astype(x.dtype), a.sum()]
+    if np.dtype(mid).kind in "fc":
+        out += [np.sqrt(a), np.log(a), np.floor(a.real) if np.dtype(mid).kind == "c" else np.floor(a)]
+    return tuple(out)
+
+
+def _complex_of_real(x):
+    z = x + 0j
+    return (np.sqrt(z), np.log(x.astype(complex)), np.log10(z), np.log2(z), z ** 0.5, np.power(z, 1.5), np.arcsin(z),
+            np.arccos(z), np.arctanh(x.astype(np.complex64)), np.sqrt(z).real, np.exp(z) * np.sqrt(z))
+
+
+_CONVERSIONS = [
+    (np.float64, np.float32), (np.float64, np.float16), (np.float32, np.float16), (np.float64, np.int32),
+    (np.float64, np.uint8), (np.int64, np.int8), (np.int64, np.uint8), (np.int64, np.float32),
+    (np.float64, np.complex64), (np.complex128, np.complex64)]
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+@pytest.mark.parametrize("wide, mid", _CONVERSIONS, ids=lambda t: np.dtype(t).name)
+def test_conversions_round_where_numpy_rounds(wide, mid, optimize):
+    rng = np.random.default_rng(3)
+    x, y = (np.concatenate([rng.normal(size=6) * 3, [1.2, -1.7, 3.1e5, 16777217.0, 200.0, -300.0]]) for _ in range(2))
+    if np.dtype(wide).kind == "c":
+        x, y = x + 1j * x[::-1], y - 1j * y[::-1]
+    x, y = x.astype(wide), y.astype(wide)
+    fn = functools.partial(_through, mid=mid)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = fn(x, y)
+        got = cf.jit(lambda x, y: fn(x, y), optimize=optimize)(x, y)
+    precision = np.finfo(mid).eps * 8 if np.dtype(mid).kind in "fc" else 0
+    for k, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        assert g.dtype == w.dtype, k
+        np.testing.assert_allclose(g, w, rtol=precision if k > 4 else 0, equal_nan=True, err_msg=f"result {k}")
+
+
+@pytest.mark.parametrize("optimize", ["auto", True])
+def test_complex_functions_of_a_real_array_made_complex(optimize):
+    x = np.array([-3.0, 2.0, -0.5, 0.0, 0.25])
+    with np.errstate(all="ignore"):
+        want = _complex_of_real(x)
+    got = cf.jit(_complex_of_real, optimize=optimize)(x)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, equal_nan=True, err_msg=f"result {k}")

@@ -177,7 +177,15 @@ def _scale(factor):
 
 
 def _log_base(base):
-    return lambda x: ops.binary("stablehlo.divide", ops.unary("stablehlo.log", x), _like(x, math.log(base)))
+    """log(x) / log(base); of a complex x, its real and imaginary parts divided each (a complex
+    division of log(0) = -inf + 0j gave a NaN imaginary part, where NumPy's is 0)."""
+    def log(x):
+        logs = ops.unary("stablehlo.log", x)
+        if x.dtype.kind != "c":
+            return ops.binary("stablehlo.divide", logs, _like(x, math.log(base)))
+        parts = [ops.real(logs), ops.imag(logs)]
+        return ops.complex(*(ops.binary("stablehlo.divide", p, _like(p, math.log(base))) for p in parts))
+    return log
 
 
 def _acosh(x):
