@@ -33,6 +33,11 @@ def _leaf_key(leaf):
     try:
         hash(leaf)
     except TypeError:
+        if hasattr(leaf, "__dict__") and not isinstance(leaf, type):
+            # An object (a dataclass of settings and arrays): this very object, whose attributes the
+            # compiled function reads at every call (tracing/implicit.py); the compiled function
+            # keeps it alive, so no other object takes its id while the key is in use.
+            return ("object", type(leaf), id(leaf))
         raise TracingError(f"an argument of type {type(leaf).__name__} is neither an array nor hashable, "
                            "so it cannot be a compile-time constant") from None
     return (type(leaf), leaf)

@@ -237,7 +237,7 @@ class Compiled:
     def is_pure(self) -> bool:
         """Reads its array arguments only: updates none, reads no host state, aliases none, checks nothing."""
         return not self._writebacks and not self._host_inputs and self._params is None and self._checks is None \
-            and not self.trace.extents
+            and not self.trace.extents and not self.trace.stores
 
     def call_pure(self, arrays):
         """The hot path: array arguments only (ConcreteArrays, NumPy arrays), and an ``is_pure``
@@ -254,10 +254,12 @@ class Compiled:
             return ConcreteArray(outputs[0], self._out_avals[0])
         return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])
 
-    def call_leaves(self, arrays, args, kwargs):
+    def call_leaves(self, arrays, args, kwargs, guarded=True):
         """Run on these arguments (``arrays``: their array leaves); raises implicit.StaleCall when
-        a global or cell the function read is not what it was at the trace."""
-        if self._guards:
+        a global or cell the function read is not what it was at the trace.  Not ``guarded``: the
+        call the trace was made for, whose Python code the trace ran (what it changed that the
+        guards read, an attribute it counts, is this call's doing)."""
+        if guarded and self._guards:
             implicit.check(self._guards, arrays)
         if self._writebacks:
             check_writable(arrays, self._writebacks)
@@ -282,19 +284,25 @@ class Compiled:
             write_back(fetched[k], outputs[j])
         if self._checks is not None:
             checks.after_call(self._checks, np.asarray(outputs[-1]))
+        for obj, key, j, scalar, weak in self.trace.stores:  # an object's attribute, as NumPy code left it
+            value = np.array(outputs[j])
+            implicit.store(obj, key, (weak(value) if weak else value[()]) if scalar else value)
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         for k, lengths in self.trace.extents:
             results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):
+        return self.call(args, kwargs)
+
+    def call(self, args, kwargs, guarded=True):
         args, kwargs = self.arguments(args, kwargs)
         key, arrays = signature(args, kwargs)
         if key != self.key and unsharded(key) != unsharded(self.key):
             raise ArgumentError(f"this function was compiled for other arguments: {self.key[1]} "
                             f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
         try:
-            return self.call_leaves(arrays, args, kwargs)
+            return self.call_leaves(arrays, args, kwargs, guarded)
         except implicit.StaleCall as e:
             raise TypeError(f"this function was compiled for other globals: {e}; compile it again "
                             "(cf.jit does so by itself)") from None
@@ -355,11 +363,11 @@ class JitFunction:
         key, arrays = signature(*call)
         compiled = self.cache.get(key)
         if compiled is None:
-            return self._compile(key, args, kwargs)(*args, **kwargs)
+            return self._compile(key, args, kwargs).call(args, kwargs, guarded=False)
         try:
             return compiled.call_leaves(arrays, *call)
         except implicit.StaleCall:  # a global or cell it read changed: compiled again, as if new
-            return self._compile(key, args, kwargs, stale=compiled)(*args, **kwargs)
+            return self._compile(key, args, kwargs, stale=compiled).call(args, kwargs, guarded=False)
 
     def _arguments(self, args, kwargs) -> tuple:
         return traced_arguments(args, kwargs, self._static)

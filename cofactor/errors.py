@@ -223,7 +223,8 @@ def numpy_rules():
 
 
 _FORWARDERS: set = set()  # code objects of functions that call a function on the user's behalf
-_CALLS = {dis.opmap[name] for name in ("CALL", "CALL_FUNCTION_EX") if name in dis.opmap}
+# (Python 3.11's specialized PRECALL of a builtin makes the call itself: an error it raises stops there.)
+_CALLS = {dis.opmap[name] for name in ("CALL", "CALL_FUNCTION_EX", "PRECALL") if name in dis.opmap}
 
 
 def forwards_calls(fn):

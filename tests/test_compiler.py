@@ -115,7 +115,12 @@ class Unhashable:
 
 def test_unhashable_constant_argument():
     with pytest.raises(cf.TracingError, match="neither an array nor hashable"):
-        cf.jit(lambda x, s: x)(np.ones(2), Unhashable())
+        cf.jit(lambda x, s: x)(np.ones(2), {1, 2})
+    # An object is this object (its attributes are read at every call: tests/test_outside_state.py)
+    f, obj = cf.jit(lambda x, s: x * 2), Unhashable()
+    np.testing.assert_array_equal(np.asarray(f(np.ones(2), obj)), [2.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(f(np.ones(2), obj)), [2.0, 2.0])
+    assert len(f.cache) == 1
 
 
 def test_non_array_output_is_rejected():

@@ -1,5 +1,6 @@
 """if / while / for on traced values, converted from the user's own source."""
 import gc
+import warnings
 import time
 
 import numpy as np
@@ -301,7 +302,8 @@ def _seen(v):
 def chain_of_python_numbers(x):
     SEEN.clear()
     first = 0 < _seen(1) < 0 < _seen(5)          # stops at 1 < 0: _seen(5) does not run
-    return x * first + (x[0] < x[1] < _seen(10.0)), len(SEEN)
+    return x * first + (x[0] < x[1] < 10.0), len(SEEN)  # (a traced chain calling _seen: an error,
+    # as it changes the global list only where the run takes that path: test_outside_state.py)
 
 
 def test_chained_comparisons_are_pythons():
@@ -1159,3 +1161,49 @@ def test_counters_after_a_rolled_while_are_pythons():
     np.testing.assert_array_equal(x, [sum(len(range(s, b, t)) for s, b, t in
                                           [(0, 17, 2), (3, 20, 2), (-4, 33, 3), (16, 33, 2), (0, 18, 2), (1, 30, 7)]),
                                       -len(range(40, 3, -3))])
+
+
+# A loop whose variables hold one array on some paths and two on others: x = y after a traced
+# break shares y's array on the paths that reach it, keeps its own where the loop breaks first
+# (the layout could not settle, and the loop was unrolled past the op budget: a helper's Jacobi).
+
+def iterate_until_negative(b):
+    x = np.zeros(3)
+    for k in range(100):
+        y = b + 0.5 * x
+        if y.sum() < 0:
+            break
+        x = y
+    return x
+
+
+def iterate_while_with_two_names(b, tol):
+    x, prev = np.zeros_like(b), np.ones_like(b)
+    while True:
+        y = np.cos(x) + b
+        if np.abs(y - x).max() < tol:
+            break
+        prev = x
+        x = y
+    return x, prev
+
+
+def swap_until(a, b):
+    for i in range(40):
+        if a.sum() > b.sum() + 5:
+            break
+        a, b = b, a + b
+    return a, b
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (iterate_until_negative, [(np.array([1.0, -0.2, 0.3]),), (np.array([-1.0, -0.2, 0.3]),),
+                              (np.array([0.1, -0.2, 0.05]),)]),
+    (iterate_while_with_two_names, [(np.array([0.1, 0.2]), 1e-9), (np.array([0.5, -0.3, 0.0]), 1e-3)]),
+    (swap_until, [(np.ones(2), np.zeros(2)), (np.full(2, 10.0), np.ones(2)), (-np.ones(3), np.full(3, -0.5))]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_loop_variable_that_shares_another_s_array_on_some_paths(fn, inputs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)  # one rolled loop
+        for args in inputs:
+            check(fn, *args)

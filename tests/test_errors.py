@@ -85,18 +85,23 @@ def test_traced_array_cannot_become_a_numpy_array():
         cf.jit(lambda x: np.sum([x, x]))(np.ones(2))  # NumPy converts the list itself
 
 
+class _Slotted:
+    __slots__ = ("t",)
+
+
 def test_writing_traced_values_into_a_numpy_array_explains():
-    tables = {"t": np.zeros(3)}  # an array in a container: taken as it was at the trace, not an input
+    tables = _Slotted()  # an array held where cofactor does not look (a __slots__ object): taken as it
+    tables.t = np.zeros(3)  # was at the trace, not an input (a dict's or an instance's: tests/test_outside_state.py)
 
     def f(x):
-        tables["t"][0] = x.sum()
-        return tables["t"]
+        tables.t[0] = x.sum()
+        return tables.t
 
     with pytest.raises(ValueError) as info:  # NumPy's own error, raised from ours
         cf.jit(f)(np.ones(2))
     cause = info.value.__cause__ or info.value.__context__
     assert isinstance(cause, cf.ConcretizationError) and "create the array inside it" in str(cause)
-    assert 'tables["t"][0] = x.sum()' in str(cause)
+    assert 'tables.t[0] = x.sum()' in str(cause)
 
 
 def test_xla_failure_is_a_compilation_error_with_the_module():
@@ -252,3 +257,17 @@ def test_arguments_that_do_not_match_the_parameters_are_the_callers_type_error(c
                                         r"\*, c=2.0\)") as info:
         call(f)
     assert isinstance(info.value, cf.CofactorError) and __file__ in str(info.value)
+
+
+def test_numpy_submodules_that_cofactor_does_not_trace_are_named():
+    def masked(x):
+        return np.ma.masked_equal(x, 0.0).sum()
+
+    def scimath(x):
+        return np.emath.sqrt(x)
+
+    for fn, name in ((masked, "numpy.ma.masked_equal"), (scimath, "numpy.emath.sqrt")):
+        with pytest.raises(cf.UnsupportedError, match=rf"{name} is not supported.*\n.*test_errors.py:\d+"):
+            cf.jit(fn)(np.arange(3.0))
+    with pytest.raises(cf.UnsupportedError, match=r"numpy.polynomial.\w+ is not supported"):
+        cf.jit(lambda x: np.polynomial.Polynomial(x)(2.0))(np.arange(3.0))

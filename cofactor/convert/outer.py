@@ -1,4 +1,5 @@
-"""Reads of globals and closure cells in converted code, routed so that tracing sees them.
+"""Reads of globals, closure cells, attributes and items in converted code, routed so that
+tracing sees them.
 
 An array a function reaches through a global or a closure variable is an input of the compiled
 function like its arguments (tracing/implicit.py): read again at every call and written back
@@ -6,6 +7,10 @@ when the function writes it.  So every read of a name that resolves outside the 
 function (to its module's globals, the builtins, or the cells of the functions around it) is
 rewritten from ``G`` to ``__cf_outer__.read("G", G)``: ``__cf_outer__`` knows the module and
 the cells of the function it was converted from (a builtin, found in neither, is left alone).
+Reads of attributes and items go through it too (``self.w`` is ``__cf_outer__.attribute(self,
+"w")``, ``d[k]`` is ``__cf_outer__.item(d, k)``, not a slice): what an object from outside holds
+is read like a global (tracing/implicit.py).  ``t.a op= v`` reads ``t.a`` that way and stores the
+result back, as Python does.
 
 Names are resolved as Python's compiler resolves them, on the converted function (whose control
 flow is already rewritten into nested functions): a name bound in a scope (parameters,
@@ -18,7 +23,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import operator
 
+from ..errors import forwards_calls
 from ..tracing import implicit
 
 OUTER = "__cf_outer__"
@@ -94,12 +101,43 @@ class _RouteOuterReads(ast.NodeTransformer):
             return ast.copy_location(ast.Call(read, [ast.Constant(node.id), node], []), node)
         return node
 
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and not _generated(node.value):
+            return _outer_call("attribute", [node.value, ast.Constant(node.attr)], node)
+        return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        index = node.slice
+        plain = not isinstance(index, ast.Slice) and not (isinstance(index, ast.Tuple) and any(
+            isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts))
+        if isinstance(node.ctx, ast.Load) and plain and not _generated(node.value):
+            return _outer_call("item", [node.value, index], node)
+        return node
+
+    def visit_AugAssign(self, node):
+        """``t.a op= v`` is ``t.a = op(t.a, v)`` with ``t`` evaluated once, as Python does it, but
+        with ``t.a`` read as converted code reads attributes (an outside object's array is an
+        implicit input, which the in-place operator then writes)."""
+        self.generic_visit(node)
+        target = node.target
+        if not isinstance(target, ast.Attribute) or _generated(target.value):
+            return node
+        holder = ast.Name(f"{OUTER}_holder", ast.Store())
+        read = _outer_call("attribute", [ast.Name(holder.id, ast.Load()), ast.Constant(target.attr)], node)
+        combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
+        store = ast.Attribute(ast.Name(holder.id, ast.Load()), target.attr, ast.Store())
+        return [ast.copy_location(ast.Assign([holder], target.value), node),
+                ast.copy_location(ast.Assign([store], combined), node)]
+
     def _in_scope(self, node, body_fields):
         self.scopes.append(_Scope(node))
         for field in body_fields:
             value = getattr(node, field)
             if isinstance(value, list):
-                setattr(node, field, [self.visit(v) for v in value])
+                visited = [self.visit(v) for v in value]  # a statement may become several
+                setattr(node, field, [s for v in visited for s in (v if isinstance(v, list) else [v])])
             else:
                 setattr(node, field, self.visit(value))
         self.scopes.pop()
@@ -132,6 +170,21 @@ class _RouteOuterReads(ast.NodeTransformer):
 
     def visit_ClassDef(self, node):
         return node
+
+
+_INPLACE = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv", ast.FloorDiv: "ifloordiv",
+            ast.Mod: "imod", ast.Pow: "ipow", ast.MatMult: "imatmul", ast.BitAnd: "iand", ast.BitOr: "ior",
+            ast.BitXor: "ixor", ast.LShift: "ilshift", ast.RShift: "irshift"}
+
+
+def _generated(node) -> bool:
+    """An expression converted code made (``__cf_outer__.read``, the control flow's helpers)."""
+    return isinstance(node, ast.Name) and node.id.startswith(("__cf", "__cofactor"))
+
+
+def _outer_call(method, arguments, node):
+    call = ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), method, ast.Load()), arguments, [])
+    return ast.copy_location(call, node)
 
 
 def route_outer_reads(function):
@@ -170,6 +223,25 @@ class Outer:
         if name not in module:
             return value  # a builtin (range, len, abs): not checked at every call
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
+
+
+    @staticmethod
+    def attribute(obj, name):
+        return implicit.read_slot(obj, name, _attribute(obj, name), "attribute")
+
+    @staticmethod
+    def item(container, key):
+        value = _item(container, key)
+        if type(container) in (dict, list, tuple) and type(key) in (int, str):
+            return implicit.read_slot(container, key, value, "item")
+        return value
+
+    inplace = staticmethod(forwards_calls(lambda name, target, value: getattr(operator, name)(target, value)))
+
+
+# The user's reads, whose errors (an attribute or key that is not there) are the user's line's.
+_attribute = forwards_calls(lambda obj, name: getattr(obj, name))
+_item = forwards_calls(lambda container, key: operator.getitem(container, key))
 
 
 def _global(module: dict, name: str):

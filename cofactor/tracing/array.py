@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import sys
 
 import numpy as np
 
@@ -198,6 +199,11 @@ class TracedArray:
         return result if func in ARRAY_RESULTS else _as_scalars(result, first)
 
     def __array__(self, dtype=None, copy=None):
+        library = _library_caller()
+        if library is not None:
+            raise located(UnsupportedError(
+                f"{library} is not supported by cofactor on traced arrays (it converts its input to a NumPy "
+                "array, whose values are only known when the compiled function runs)"))
         raise located(ConcretizationError(
             "a traced array cannot become a NumPy array: its values are only known when the compiled "
             "function runs (use NumPy functions on it, which cofactor traces; for a list of traced "
@@ -315,6 +321,25 @@ def make_stale(owner, message):
     if journals:
         journals[-1].staled.append((owner, owner.stale))
     owner.stale = message
+
+
+_UNTRACED_MODULES = [("numpy.ma", "numpy.ma"), ("numpy.polynomial", "numpy.polynomial")]
+
+
+def _library_caller() -> str | None:
+    """The function of a NumPy submodule cofactor does not trace (np.ma, np.polynomial: they do not
+    dispatch to it) that the user called and that asked for a traced array's values; None from
+    elsewhere."""
+    frame, found = sys._getframe(2), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        shown = next((name for prefix, name in _UNTRACED_MODULES if module.startswith(prefix)), None)
+        if shown is not None:
+            found = f"{shown}.{frame.f_code.co_name}"
+        elif found is not None or not module.startswith("numpy"):
+            return found
+        frame = frame.f_back
+    return found
 
 
 class Either(TracedArray):

@@ -208,6 +208,8 @@ class Layout:
             new = join(old, x, self.start, adoptable, memo)
         except LayoutError as e:
             raise self.bindings.fail(k, e) from None
+        if new is old:  # x is of the node's kind, but other leaves hold another array in it: this leaf
+            new = Choice([old, export(x, self.start, dict(memo))])  # holds theirs on some paths, its own on others
         for k2, (nodes, value) in enumerate(zip(self.nodes, state)):
             leaves, got = flatten(value)
             if got == self.trees[k2]:

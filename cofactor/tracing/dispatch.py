@@ -57,7 +57,9 @@ def numpy_name(func) -> str:
         return f"{_ufunc_module(func)}.{func.__name__}"
     module = getattr(func, "__module__", "numpy") or "numpy"
     module = module.replace("numpy._core.", "numpy.").replace("numpy.core.", "numpy.")
-    if module.startswith("numpy._") or module.startswith("numpy.lib"):
+    if module in ("numpy.lib.scimath", "numpy.lib._scimath_impl"):
+        module = "numpy.emath"  # (not numpy.sqrt: the real one is supported)
+    elif module.startswith("numpy._") or module.startswith("numpy.lib"):
         module = "numpy"
     return f"{module}.{getattr(func, '__name__', func)}"
 

@@ -12,8 +12,16 @@ of those types are; each read is a *guard*, checked at every call, and a call th
 value compiles the function anew.  A guard also holds an array's shape and dtype and its
 identity with the other names and arguments that reached the same object, and the identity of
 any other object read (a helper function, a class, an instance: redefined or rebound since,
-the function is compiled again).  What such objects hold (an attribute, a list's items) is
-taken as it was at the trace; modules and builtins are not checked.
+the function is compiled again); modules and builtins are not checked.
+
+What objects from outside hold is read the same way: the *outside* objects are the function's
+object arguments, the ``self`` of a compiled bound method, and the instances, dicts, lists and
+tuples read through a global, a cell or a slot of another outside object.  Their own slots (an
+instance's attributes, not its methods or properties; a dict's entries; a list's or tuple's
+items) are read like globals: ``self.w`` is an implicit input, ``self.scale`` a guarded constant.
+A slot the function rebinds to a value it computed (``self.total = self.total + x``) gets its old
+value back when the trace ends (no traced value escapes into the caller's objects), and after
+each call the value the program computed, as a NumPy array or scalar.
 """
 from __future__ import annotations
 
@@ -90,6 +98,91 @@ class Guard:
     same_as: object = None
 
 
+@dataclass
+class Outside:
+    """An object from outside the function, as the trace first saw it: what each of its slots held."""
+
+    name: str
+    obj: object
+    slots: dict
+
+
+_NOT_STATE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
+_MISSING = object()
+
+
+def _is_state(value) -> bool:
+    return isinstance(value, (dict, list, tuple)) or hasattr(value, "__dict__") and not isinstance(value, _NOT_STATE)
+
+
+def _slots(obj) -> dict:
+    if isinstance(obj, dict):
+        return dict(obj)
+    if isinstance(obj, (list, tuple)):
+        return dict(enumerate(obj))
+    return dict(vars(obj))
+
+
+def reached(obj, name: str):
+    """``obj`` came from outside the function (by ``name``): its slots are outside state."""
+    trace = context.current()
+    if id(obj) not in trace.outside and _is_state(obj):
+        trace.outside[id(obj)] = Outside(name, obj, _slots(obj))
+        trace.objects[("outside", id(obj))] = obj  # alive while traced, so its id stays its own
+
+
+def read_slot(container, key, value, kind: str):
+    """What converted code sees for ``container.key`` (``kind`` "attribute") or ``container[key]``
+    (``kind`` "item"), just read as ``value``: where ``container`` is outside state and the slot its
+    own (an attribute in its ``__dict__``, an entry, an item), the slot read as a global is."""
+    if not context.is_tracing():
+        return value
+    outside = context.current().outside.get(id(container))
+    if outside is None or kind == "attribute" and key not in getattr(container, "__dict__", ()):
+        return value
+    if kind == "attribute":
+        return read(value, f"{outside.name}.{key}", ("slot", id(container), key), lambda: getattr(container, key))
+    return read(value, f"{outside.name}[{key!r}]", ("slot", id(container), key), lambda: container[key])
+
+
+def stores(trace) -> list:
+    """(object, key, value now) for each slot of outside state that holds another object than when
+    the trace first saw it (``_MISSING``: none; a slot the function made or deleted)."""
+    changed = []
+    for outside in trace.outside.values():
+        now = _slots(outside.obj)
+        for key in list(outside.slots) + [k for k in now if k not in outside.slots]:
+            before, after = outside.slots.get(key, _MISSING), now.get(key, _MISSING)
+            if after is not before:
+                changed.append((outside, key, after))
+    return changed
+
+
+def restore(outside: Outside, key):
+    """Put back what the slot held when the trace first saw its object."""
+    obj, before = outside.obj, outside.slots.get(key, _MISSING)
+    if isinstance(obj, list):
+        obj[:] = [outside.slots[k] for k in range(len(outside.slots))]
+    elif isinstance(obj, dict):
+        if before is _MISSING:
+            obj.pop(key, None)
+        else:
+            obj[key] = before
+    elif before is _MISSING:
+        if key in vars(obj):
+            delattr(obj, key)
+    else:
+        setattr(obj, key, before)
+
+
+def store(obj, key, value):
+    """After a call: the slot ``key`` of ``obj`` gets the value the program computed for it."""
+    if isinstance(obj, dict):
+        obj[key] = value
+    else:
+        setattr(obj, key, value)
+
+
 def read(value, name: str, key, fetch: Callable):
     """What converted code sees for ``value``, just read from a global or cell called ``name``
     (``key``: which one; ``fetch()`` reads it again at a call): a traced implicit input for an
@@ -107,6 +200,7 @@ def read(value, name: str, key, fetch: Callable):
         return value
     if not array:  # a function, class or object: the one the trace called or read
         guard.same_as = _Object(value)
+        reached(value, name)
         return value
     argument = trace.argument_arrays.get(id(value))
     if argument is not None:

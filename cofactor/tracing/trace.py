@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import inspect
 import sys
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,8 @@ class Trace:
     checks: Checks | None  # its run-time raises and warnings, whose outputs come last (checks.py)
     extents: list          # (output leaf, [(axis, result index of its length)]): outputs cut to run-time lengths
     mesh: object = None    # the device mesh the program's sharding constraints name (runtime/sharding.py)
+    stores: list = dataclasses.field(default_factory=list)  # (object, key, result index, scalar, weak): slots
+    # of outside objects the function rebound to a computed value (implicit.py), set after each call
 
 
 def output_value(leaf):
@@ -103,6 +106,7 @@ class _Promoted(Exception):
 
 
 def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
+    from . import implicit  # (implicit.py imports this module)
     leaves, treedef = flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if is_array(leaf)]
     first = {}
@@ -119,6 +123,11 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         context.argument_arrays = {id(arrays[k]): (k, traced_by_id[id(arrays[k])]) for k in params}
         traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
                   for i, leaf in enumerate(leaves)]
+        for i, leaf in enumerate(leaves):
+            if traced[i] is leaf and not implicit.is_constant(leaf):
+                implicit.reached(leaf, f"argument {i}")
+        if isinstance(fn, types.MethodType):
+            implicit.reached(fn.__self__, "self")
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
@@ -126,10 +135,12 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
             out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs), is_leaf=defers_tracing)
         except RaisesAlways:  # every call raises: the program computes what the message shows
             out_leaves, out_treedef = flatten(None)
-        except Exception as error:  # noqa: BLE001  (raised after the run-time checks before it, if none fires)
-            if context.promoted or not checks.waits(error):  # promoted: maybe not the program's error (traced again)
+        except BaseException as error:  # (raised after the run-time checks before it, if none fires)
+            if not isinstance(error, Exception) or context.promoted or not checks.waits(error):
+                _restore_outside(context, failed=True)  # (promoted: maybe not the program's error: traced again)
                 raise
             out_leaves, out_treedef = flatten(None)
+        stored = _restore_outside(context)
         out_values, extents = _output_values(out_leaves)
         writebacks = []
         for position, ((k, array), original) in enumerate(zip(inputs, originals)):
@@ -143,12 +154,46 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
             if implicit.array.value is not implicit.start:
                 implicit_writebacks.append((implicit.start.index - len(params), len(out_values)))
                 out_values.append(checks.unless_fired(implicit.start, implicit.array.value))
+        stores = []
+        for obj, key, value in stored:
+            stores.append((obj, key, len(out_values), value.scalar, value.weak))
+            out_values.append(value.value)
         out_values += checks.outputs()
         ops.return_(out_values)
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
-                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh)
+                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh, stores)
+
+
+def _restore_outside(context, failed=False) -> list:
+    """Give every slot of an outside object that holds a traced value its old value back (none
+    escapes into the caller's objects), and return (object, key, traced array) for those the
+    program sets after each call: an array or number it computed.  A container of traced values
+    stored there, or a list changed, is an error.  (An implicit input stored back where it was
+    read, as ``self.w += x`` stores it, is that slot's own array, written in place.)  When the
+    trace ``failed``, every slot it changed gets its old value back, and nothing is set."""
+    from . import implicit  # (implicit.py imports this module)
+    sets, refused = [], None
+    for outside, key, now in implicit.stores(context):
+        traced = any(isinstance(leaf, TracedArray) for leaf in flatten(now)[0])
+        if failed or traced:  # (an untraced value, computed while tracing as Python would, stays)
+            implicit.restore(outside, key)
+        before = outside.slots.get(key)
+        read = context.implicit.get(id(before)) if is_array(before) else None
+        if failed or not traced or read is not None and now is read.array:
+            continue
+        if isinstance(outside.obj, list) or not isinstance(now, TracedArray):
+            slot = f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, list)) else f"{outside.name}.{key}"
+            refused = refused or UnsupportedError(
+                f"the compiled function stores traced values in {slot}, "
+                f"{'a list' if isinstance(outside.obj, list) else 'as a container'} from outside it: cofactor sets an "
+                "attribute or a dict entry of an object from outside to an array or number the function computed, "
+                "after each call; return the others")
+        sets.append((outside.obj, key, now))
+    if refused is not None:  # (raised once every slot has its old value back)
+        raise refused
+    return sets
 
 
 def _output_values(out_leaves):
