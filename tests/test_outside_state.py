@@ -238,3 +238,92 @@ def test_a_dataclass_argument_is_read_at_every_call():
     _same(g(cfg, np.ones(3)), weighted(cfg, np.ones(3)))
     other = Settings(-1.0, np.ones(3))
     _same(g(other, np.ones(3)), weighted(other, np.ones(3)))
+
+
+RNG = np.random.default_rng(0)
+G = np.zeros(2)
+N = 0
+PARAMS = (np.ones(2), np.full(2, 2.0))
+
+
+def draws_from_a_global_generator(x):
+    return x + RNG.normal(size=2)
+
+
+def rebinds_a_global(x):
+    global G
+    G = G + x
+    return x
+
+
+def counts_in_a_global(x):
+    global N
+    N += 1
+    return x * N
+
+
+def decays_the_global_params(s):
+    for p in PARAMS:
+        p *= s
+    STATE["acc"] *= s
+    return PARAMS[0].sum()
+
+
+def _closure_total():
+    total = np.zeros(2)
+
+    def add(x):
+        nonlocal total
+        total = total + x
+        return x
+
+    return add, lambda: total
+
+
+def test_a_generator_from_a_global_or_an_attribute_draws_at_every_call():
+    g = cf.jit(draws_from_a_global_generator)
+    draws = [np.asarray(g(np.zeros(2))) for _ in range(3)]
+    assert not np.array_equal(draws[0], draws[1]) and not np.array_equal(draws[1], draws[2])
+
+    class Dropout:
+        def __init__(self):
+            self.rng = np.random.default_rng(1)
+
+        def __call__(self, x):
+            return x * (self.rng.random(x.shape) > 0.5)
+
+    d = cf.jit(Dropout())
+    masks = {tuple(np.asarray(d(np.ones(16)))) for _ in range(4)}
+    assert len(masks) > 1
+
+
+def test_globals_and_cells_the_function_rebinds_or_counts():
+    global G, N
+    G, N = np.zeros(2), 0
+    g, c = cf.jit(rebinds_a_global), cf.jit(counts_in_a_global)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cf.RecompileWarning)
+        for k in range(1, 4):
+            g(np.ones(2))
+            assert type(G) is np.ndarray
+            _same(G, [k, k])
+            _same(c(np.ones(1)), [k])
+            assert N == k
+    add, total = _closure_total()
+    a = cf.jit(add)
+    for k in range(1, 3):
+        a(np.ones(2))
+        assert type(total()) is np.ndarray
+        _same(total(), [k, k])
+
+
+def test_arrays_in_a_global_tuple_and_dict_updated_in_place_at_every_call():
+    first, second, acc = PARAMS[0].copy(), PARAMS[1].copy(), np.ones(3)
+    STATE["acc"] = np.ones(3)
+    g = cf.jit(decays_the_global_params)
+    for _ in range(3):
+        g(0.5)
+        first, second, acc = first * 0.5, second * 0.5, acc * 0.5
+        _same(PARAMS[0], first)
+        _same(PARAMS[1], second)
+        _same(STATE["acc"], acc)

@@ -19,11 +19,15 @@ from .. import debug
 from ..errors import UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
-from ..tracing import python_ints
+from ..tracing import implicit, python_ints
 from ..tracing.array import Either, TracedArray
 from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
 from .source import convert, is_user_function
+
+
+# Builtins that iterate their arguments: an outside list or tuple given them gives its items as slots.
+_ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted, map, filter)
 
 
 @forwards_calls
@@ -34,6 +38,8 @@ def call(fn, *args, **kwargs):
         constructor = None
     if constructor is not None:
         return constructor(*args, **kwargs)
+    if fn in _ITERATING:  # the items of an outside list or tuple, read as its slots
+        args = tuple(implicit.items(a) for a in args)
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeEnumerate(*args, **kwargs)
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):

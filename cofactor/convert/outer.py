@@ -10,7 +10,9 @@ the cells of the function it was converted from (a builtin, found in neither, is
 Reads of attributes and items go through it too (``self.w`` is ``__cf_outer__.attribute(self,
 "w")``, ``d[k]`` is ``__cf_outer__.item(d, k)``, not a slice): what an object from outside holds
 is read like a global (tracing/implicit.py).  ``t.a op= v`` reads ``t.a`` that way and stores the
-result back, as Python does.
+result back, as Python does.  Names rebound under ``global`` or ``nonlocal`` are read the same way:
+the module's globals and the caller's cells are outside state, so what the function stores in
+them is there after each call.
 
 Names are resolved as Python's compiler resolves them, on the converted function (whose control
 flow is already rewritten into nested functions): a name bound in a scope (parameters,
@@ -82,9 +84,8 @@ class _Scope:
 
 
 class _RouteOuterReads(ast.NodeTransformer):
-    def __init__(self, skip):
+    def __init__(self):
         self.scopes: list[_Scope] = []
-        self.skip = skip  # names rebound somewhere under global / nonlocal
 
     def _outside(self, name) -> bool:
         for scope in reversed(self.scopes):
@@ -96,7 +97,7 @@ class _RouteOuterReads(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if (isinstance(node.ctx, ast.Load) and not node.id.startswith(("__cf", "__cofactor"))
-                and node.id not in self.skip and self._outside(node.id)):
+                and self._outside(node.id)):
             read = ast.Attribute(ast.Name(OUTER, ast.Load()), "read", ast.Load())
             return ast.copy_location(ast.Call(read, [ast.Constant(node.id), node], []), node)
         return node
@@ -109,27 +110,36 @@ class _RouteOuterReads(ast.NodeTransformer):
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
-        index = node.slice
-        plain = not isinstance(index, ast.Slice) and not (isinstance(index, ast.Tuple) and any(
-            isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts))
-        if isinstance(node.ctx, ast.Load) and plain and not _generated(node.value):
-            return _outer_call("item", [node.value, index], node)
+        if isinstance(node.ctx, ast.Load) and _plain_index(node.slice) and not _generated(node.value):
+            return _outer_call("item", [node.value, node.slice], node)
         return node
 
     def visit_AugAssign(self, node):
         """``t.a op= v`` is ``t.a = op(t.a, v)`` with ``t`` evaluated once, as Python does it, but
         with ``t.a`` read as converted code reads attributes (an outside object's array is an
-        implicit input, which the in-place operator then writes)."""
+        implicit input, which the in-place operator then writes); so are ``d[k] op= v`` and, for a
+        global or a caller's cell, ``n op= v``."""
         self.generic_visit(node)
         target = node.target
-        if not isinstance(target, ast.Attribute) or _generated(target.value):
+        if isinstance(target, ast.Name) and self._outside(target.id):  # global N; N += 1
+            read = self.visit_Name(ast.copy_location(ast.Name(target.id, ast.Load()), target))
+            combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
+            return ast.copy_location(ast.Assign([target], combined), node)
+        if not isinstance(target, (ast.Attribute, ast.Subscript)) or _generated(target.value) or \
+                isinstance(target, ast.Subscript) and not _plain_index(target.slice):
             return node
-        holder = ast.Name(f"{OUTER}_holder", ast.Store())
-        read = _outer_call("attribute", [ast.Name(holder.id, ast.Load()), ast.Constant(target.attr)], node)
+        holder, key = ast.Name(f"{OUTER}_holder", ast.Store()), ast.Name(f"{OUTER}_key", ast.Store())
+        held, keyed = ast.Name(holder.id, ast.Load()), ast.Name(key.id, ast.Load())
+        if isinstance(target, ast.Attribute):
+            first = [ast.Assign([holder], target.value)]
+            read = _outer_call("attribute", [held, ast.Constant(target.attr)], node)
+            store = ast.Attribute(held, target.attr, ast.Store())
+        else:
+            first = [ast.Assign([holder], target.value), ast.Assign([key], target.slice)]
+            read = _outer_call("item", [held, keyed], node)
+            store = ast.Subscript(held, keyed, ast.Store())
         combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
-        store = ast.Attribute(ast.Name(holder.id, ast.Load()), target.attr, ast.Store())
-        return [ast.copy_location(ast.Assign([holder], target.value), node),
-                ast.copy_location(ast.Assign([store], combined), node)]
+        return [ast.copy_location(statement, node) for statement in (*first, ast.Assign([store], combined))]
 
     def _in_scope(self, node, body_fields):
         self.scopes.append(_Scope(node))
@@ -177,6 +187,12 @@ _INPLACE = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itrued
             ast.BitXor: "ixor", ast.LShift: "ilshift", ast.RShift: "irshift"}
 
 
+def _plain_index(index) -> bool:
+    """An index that is an expression of its own (not a slice, nor a tuple holding one)."""
+    return not isinstance(index, ast.Slice) and not (isinstance(index, ast.Tuple) and any(
+        isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts))
+
+
 def _generated(node) -> bool:
     """An expression converted code made (``__cf_outer__.read``, the control flow's helpers)."""
     return isinstance(node, ast.Name) and node.id.startswith(("__cf", "__cofactor"))
@@ -190,11 +206,7 @@ def _outer_call(method, arguments, node):
 def route_outer_reads(function):
     """Rewrite, in place, the reads of ``function`` (an ast.FunctionDef or Lambda, converted)
     that resolve outside it."""
-    skip = set()
-    for node in ast.walk(function):
-        if isinstance(node, (*_FUNCTIONS, *_COMPREHENSIONS)):
-            skip |= _Scope(node).rebound_outside
-    _RouteOuterReads(skip).visit(function)
+    _RouteOuterReads().visit(function)
 
 
 class Outer:
@@ -218,10 +230,12 @@ class Outer:
         if cell is not None:
             if id(cell) not in self.caller_cells:
                 return value
+            implicit.reached(cell, name)  # what the function stores in it is there after each call
             return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
         module = self.globals
         if name not in module:
             return value  # a builtin (range, len, abs): not checked at every call
+        implicit.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
 
 

@@ -148,9 +148,10 @@ def _no_out(name, out):
         raise UnsupportedError(f"Generator.{name}(..., out=...) is not supported")
 
 
-def _generator_argument(generator, index):
-    """A Generator passed to a compiled function: a fresh key from it at every call."""
-    return TracedGenerator(context.current().host_input(_KEY, lambda leaves: _draw_key(leaves[index].bit_generator)))
+def _generator_argument(generator, fetch):
+    """A Generator passed to a compiled function, or read from a global or an object's attribute: a
+    fresh key from it at every call."""
+    return TracedGenerator(context.current().host_input(_KEY, lambda leaves: _draw_key(fetch(leaves).bit_generator)))
 
 
 context.STATEFUL_TYPES[np.random.Generator] = _generator_argument

@@ -17,7 +17,9 @@ from typing import Callable
 from ..ir.core import Builder, Function, Module, Value, active_builder, building
 from ..ir.types import TensorType
 
-# Leaf type -> converter(leaf, leaf_index) giving the traced stand-in passed to the user's function.
+# Type -> converter(obj, fetch) giving the traced stand-in the user's function gets for ``obj``, a
+# leaf of its arguments or an object read through a global or an outside object's slot; at a call,
+# ``fetch(leaves)`` (the call's argument leaves) gives the object again.
 STATEFUL_TYPES: dict = {}
 
 DEFAULT_UNROLL = 8

@@ -112,10 +112,16 @@ _MISSING = object()
 
 
 def _is_state(value) -> bool:
-    return isinstance(value, (dict, list, tuple)) or hasattr(value, "__dict__") and not isinstance(value, _NOT_STATE)
+    return isinstance(value, (dict, list, tuple, types.CellType)) or hasattr(value, "__dict__") and \
+        not isinstance(value, _NOT_STATE)
 
 
 def _slots(obj) -> dict:
+    if isinstance(obj, types.CellType):
+        try:
+            return {"cell_contents": obj.cell_contents}
+        except ValueError:  # empty
+            return {}
     if isinstance(obj, dict):
         return dict(obj)
     if isinstance(obj, (list, tuple)):
@@ -126,9 +132,8 @@ def _slots(obj) -> dict:
 def reached(obj, name: str):
     """``obj`` came from outside the function (by ``name``): its slots are outside state."""
     trace = context.current()
-    if id(obj) not in trace.outside and _is_state(obj):
+    if id(obj) not in trace.outside and _is_state(obj):  # (held there: its id stays its own)
         trace.outside[id(obj)] = Outside(name, obj, _slots(obj))
-        trace.objects[("outside", id(obj))] = obj  # alive while traced, so its id stays its own
 
 
 def read_slot(container, key, value, kind: str):
@@ -143,6 +148,14 @@ def read_slot(container, key, value, kind: str):
     if kind == "attribute":
         return read(value, f"{outside.name}.{key}", ("slot", id(container), key), lambda: getattr(container, key))
     return read(value, f"{outside.name}[{key!r}]", ("slot", id(container), key), lambda: container[key])
+
+
+def items(sequence):
+    """The items of a list or tuple as converted code reads ``sequence[k]``: an outside one's, its
+    slots (``for p in self.params: p -= lr * g`` updates the caller's arrays, read at every call)."""
+    if type(sequence) in (list, tuple) and context.is_tracing() and id(sequence) in context.current().outside:
+        return [read_slot(sequence, k, value, "item") for k, value in enumerate(sequence)]
+    return sequence
 
 
 def stores(trace) -> list:
@@ -169,7 +182,7 @@ def restore(outside: Outside, key):
         else:
             obj[key] = before
     elif before is _MISSING:
-        if key in vars(obj):
+        if key in _slots(obj):
             delattr(obj, key)
     else:
         setattr(obj, key, before)
@@ -200,6 +213,9 @@ def read(value, name: str, key, fetch: Callable):
         return value
     if not array:  # a function, class or object: the one the trace called or read
         guard.same_as = _Object(value)
+        stateful = context.STATEFUL_TYPES.get(type(value))
+        if stateful is not None:  # a random Generator: drawn from at every call, as when it is an argument
+            return trace.per_trace(("stateful", id(value)), lambda: stateful(value, lambda leaves: fetch()))
         reached(value, name)
         return value
     argument = trace.argument_arrays.get(id(value))

@@ -191,7 +191,8 @@ def _restore_outside(context, failed=False) -> list:
                 "attribute or a dict entry of an object from outside to an array or number the function computed, "
                 "after each call; return the others")
         sets.append((outside.obj, key, now))
-    if refused is not None:  # (raised once every slot has its old value back)
+    if refused is not None:  # (raised once every slot has its old value back, as for a failed trace)
+        _restore_outside(context, failed=True)
         raise refused
     return sets
 
@@ -277,4 +278,4 @@ def _argument(leaf, value) -> TracedArray:
 
 def _stand_in(leaf, index):
     convert = STATEFUL_TYPES.get(type(leaf))
-    return convert(leaf, index) if convert else leaf
+    return convert(leaf, lambda leaves: leaves[index]) if convert else leaf
