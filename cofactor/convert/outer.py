@@ -17,9 +17,9 @@ them is there after each call.
 Names are resolved as Python's compiler resolves them, on the converted function (whose control
 flow is already rewritten into nested functions): a name bound in a scope (parameters,
 assignments, imports, ``def``, ``except ... as``) is local to it unless declared ``global`` or
-``nonlocal`` there; a read resolves to the innermost function scope binding it.  A name some
-scope rebinds under ``global``/``nonlocal`` is not routed (its rebinding goes to the module or
-the cell as written).  Class bodies are left as written.
+``nonlocal`` there; a read resolves to the innermost function scope binding it (a name rebound
+under ``global``/``nonlocal`` is read through ``__cf_outer__`` too; its rebinding goes to the
+module or the cell as written).  Class bodies are left as written.
 """
 from __future__ import annotations
 
@@ -79,7 +79,6 @@ class _Scope:
                 self.declared_global.update(child.names)
             elif isinstance(child, ast.Nonlocal):
                 self.declared_nonlocal.update(child.names)
-        self.rebound_outside = (self.declared_global | self.declared_nonlocal) & self.bound
         self.bound -= self.declared_global | self.declared_nonlocal
 
 
