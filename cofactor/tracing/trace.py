@@ -185,11 +185,12 @@ def _restore_outside(context, failed=False) -> list:
             continue
         if isinstance(outside.obj, list) or not isinstance(now, TracedArray):
             slot = f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, list)) else f"{outside.name}.{key}"
+            what = f"traced values in {slot}, a list" if isinstance(outside.obj, list) else \
+                f"a {type(now).__name__} of traced values in {slot}, of an object"
             refused = refused or UnsupportedError(
-                f"the compiled function stores traced values in {slot}, "
-                f"{'a list' if isinstance(outside.obj, list) else 'as a container'} from outside it: cofactor sets an "
-                "attribute or a dict entry of an object from outside to an array or number the function computed, "
-                "after each call; return the others")
+                f"the compiled function stores {what} from outside it: cofactor sets an attribute or a dict entry "
+                "of an object from outside to an array or number the function computed, after each call; return "
+                "the others")
         sets.append((outside.obj, key, now))
     if refused is not None:  # (raised once every slot has its old value back, as for a failed trace)
         _restore_outside(context, failed=True)
