@@ -95,8 +95,7 @@ class _RouteOuterReads(ast.NodeTransformer):
         return True
 
     def visit_Name(self, node):
-        if (isinstance(node.ctx, ast.Load) and not node.id.startswith(("__cf", "__cofactor"))
-                and self._outside(node.id)):
+        if isinstance(node.ctx, ast.Load) and not _generated(node) and self._outside(node.id):
             read = ast.Attribute(ast.Name(OUTER, ast.Load()), "read", ast.Load())
             return ast.copy_location(ast.Call(read, [ast.Constant(node.id), node], []), node)
         return node
@@ -237,7 +236,6 @@ class Outer:
         implicit.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
 
-
     @staticmethod
     def attribute(obj, name):
         return implicit.read_slot(obj, name, _attribute(obj, name), "attribute")
@@ -252,7 +250,8 @@ class Outer:
     inplace = staticmethod(forwards_calls(lambda name, target, value: getattr(operator, name)(target, value)))
 
 
-# The user's reads, whose errors (an attribute or key that is not there) are the user's line's.
+# The user's reads, whose errors (an attribute or key that is not there) are the user's line's, as
+# are those of ``inplace``'s operator.
 _attribute = forwards_calls(lambda obj, name: getattr(obj, name))
 _item = forwards_calls(lambda container, key: operator.getitem(container, key))
 

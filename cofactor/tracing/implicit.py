@@ -31,8 +31,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import TracingError
+from ..errors import TracingError, UnsupportedError
 from . import context
+from ..pytree import flatten
 from .array import TracedArray
 from .trace import argument_type, is_array
 
@@ -131,6 +132,8 @@ def _slots(obj) -> dict:
 
 def reached(obj, name: str):
     """``obj`` came from outside the function (by ``name``): its slots are outside state."""
+    if not context.is_tracing():
+        return
     trace = context.current()
     if id(obj) not in trace.outside and _is_state(obj):  # (held there: its id stays its own)
         trace.outside[id(obj)] = Outside(name, obj, _slots(obj))
@@ -158,7 +161,7 @@ def items(sequence):
     return sequence
 
 
-def stores(trace) -> list:
+def _changed(trace) -> list:
     """(object, key, value now) for each slot of outside state that holds another object than when
     the trace first saw it (``_MISSING``: none; a slot the function made or deleted)."""
     changed = []
@@ -171,7 +174,7 @@ def stores(trace) -> list:
     return changed
 
 
-def restore(outside: Outside, key):
+def _restore(outside: Outside, key):
     """Put back what the slot held when the trace first saw its object."""
     obj, before = outside.obj, outside.slots.get(key, _MISSING)
     if isinstance(obj, list):
@@ -186,6 +189,37 @@ def restore(outside: Outside, key):
             delattr(obj, key)
     else:
         setattr(obj, key, before)
+
+
+def settle(trace, failed=False) -> list:
+    """Give every slot of an outside object that holds a traced value its old value back (none
+    escapes into the caller's objects), and return (object, key, traced array) for those the
+    program sets after each call: an array or number it computed.  A container of traced values
+    stored there, or a list changed, is an error.  (An implicit input stored back where it was
+    read, as ``self.w += x`` stores it, is that slot's own array, written in place.)  When the
+    trace ``failed``, every slot it changed gets its old value back, and nothing is set."""
+    sets, refused = [], None
+    for outside, key, now in _changed(trace):
+        traced = any(isinstance(leaf, TracedArray) for leaf in flatten(now)[0])
+        if failed or traced:  # (an untraced value, computed while tracing as Python would, stays)
+            _restore(outside, key)
+        before = outside.slots.get(key)
+        read = trace.implicit.get(id(before)) if is_array(before) else None
+        if failed or not traced or read is not None and now is read.array:
+            continue
+        if isinstance(outside.obj, list) or not isinstance(now, TracedArray):
+            slot = f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, list)) else f"{outside.name}.{key}"
+            what = f"traced values in {slot}, a list" if isinstance(outside.obj, list) else \
+                f"a {type(now).__name__} of traced values in {slot}, of an object"
+            refused = refused or UnsupportedError(
+                f"the compiled function stores {what} from outside it: cofactor sets an attribute or a dict entry "
+                "of an object from outside to an array or number the function computed, after each call; return "
+                "the others")
+        sets.append((outside.obj, key, now))
+    if refused is not None:  # (raised once every slot has its old value back, as for a failed trace)
+        settle(trace, failed=True)
+        raise refused
+    return sets
 
 
 def store(obj, key, value):

@@ -137,10 +137,10 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
             out_leaves, out_treedef = flatten(None)
         except BaseException as error:  # (raised after the run-time checks before it, if none fires)
             if not isinstance(error, Exception) or context.promoted or not checks.waits(error):
-                _restore_outside(context, failed=True)  # (promoted: maybe not the program's error: traced again)
+                implicit.settle(context, failed=True)  # (promoted: maybe not the program's error: traced again)
                 raise
             out_leaves, out_treedef = flatten(None)
-        stored = _restore_outside(context)
+        stored = implicit.settle(context)
         out_values, extents = _output_values(out_leaves)
         writebacks = []
         for position, ((k, array), original) in enumerate(zip(inputs, originals)):
@@ -150,10 +150,10 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
                 main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
                 out_values.append(checks.unless_fired(original, array.value))
         implicit_writebacks = []
-        for implicit in context.implicit.values():
-            if implicit.array.value is not implicit.start:
-                implicit_writebacks.append((implicit.start.index - len(params), len(out_values)))
-                out_values.append(checks.unless_fired(implicit.start, implicit.array.value))
+        for read in context.implicit.values():  # (not ``implicit``: the module, imported above)
+            if read.array.value is not read.start:
+                implicit_writebacks.append((read.start.index - len(params), len(out_values)))
+                out_values.append(checks.unless_fired(read.start, read.array.value))
         stores = []
         for obj, key, value in stored:
             stores.append((obj, key, len(out_values), value.scalar, value.weak))
@@ -164,38 +164,6 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
                  list(context.guards.values()), checks.finish(main.body), extents, context.mesh, stores)
-
-
-def _restore_outside(context, failed=False) -> list:
-    """Give every slot of an outside object that holds a traced value its old value back (none
-    escapes into the caller's objects), and return (object, key, traced array) for those the
-    program sets after each call: an array or number it computed.  A container of traced values
-    stored there, or a list changed, is an error.  (An implicit input stored back where it was
-    read, as ``self.w += x`` stores it, is that slot's own array, written in place.)  When the
-    trace ``failed``, every slot it changed gets its old value back, and nothing is set."""
-    from . import implicit  # (implicit.py imports this module)
-    sets, refused = [], None
-    for outside, key, now in implicit.stores(context):
-        traced = any(isinstance(leaf, TracedArray) for leaf in flatten(now)[0])
-        if failed or traced:  # (an untraced value, computed while tracing as Python would, stays)
-            implicit.restore(outside, key)
-        before = outside.slots.get(key)
-        read = context.implicit.get(id(before)) if is_array(before) else None
-        if failed or not traced or read is not None and now is read.array:
-            continue
-        if isinstance(outside.obj, list) or not isinstance(now, TracedArray):
-            slot = f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, list)) else f"{outside.name}.{key}"
-            what = f"traced values in {slot}, a list" if isinstance(outside.obj, list) else \
-                f"a {type(now).__name__} of traced values in {slot}, of an object"
-            refused = refused or UnsupportedError(
-                f"the compiled function stores {what} from outside it: cofactor sets an attribute or a dict entry "
-                "of an object from outside to an array or number the function computed, after each call; return "
-                "the others")
-        sets.append((outside.obj, key, now))
-    if refused is not None:  # (raised once every slot has its old value back, as for a failed trace)
-        _restore_outside(context, failed=True)
-        raise refused
-    return sets
 
 
 def _output_values(out_leaves):
