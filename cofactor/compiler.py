@@ -24,7 +24,7 @@ from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import DEFAULT_OP_BUDGET, DEFAULT_UNROLL, Options
 from .tracing.context import is_tracing
-from .tracing import checks, implicit
+from .tracing import checks, implicit, outside
 from .tracing.trace import trace
 from .xla.executable import Executable, target
 
@@ -36,8 +36,8 @@ class OptimizationWarning(UserWarning):
 
 
 class RecompileWarning(UserWarning):
-    """A jit function compiled for more than RECOMPILE_WARNING signatures: each new one costs a
-    trace and a compile."""
+    """A jit function compiled more than RECOMPILE_WARNING times, for new signatures or because
+    what it reads from outside changed: each costs a trace and a compile."""
 
 
 RECOMPILE_WARNING = 8
@@ -254,8 +254,9 @@ class Compiled:
             return ConcreteArray(outputs[0], self._out_avals[0])
         return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])
 
-    def call_leaves(self, arrays, args, kwargs, guarded=True):
-        """Run on these arguments (``arrays``: their array leaves); raises implicit.StaleCall when
+    def call_leaves(self, arrays, args, kwargs, guarded=True, originals=None):
+        """Run on these arguments (``arrays``: their array leaves; ``originals``: the caller's
+        ``(args, kwargs)``, before Python floats were wrapped); raises implicit.StaleCall when
         a global or cell the function read is not what it was at the trace.  Not ``guarded``: the
         call the trace was made for, whose Python code the trace ran (what it changed that the
         guards read, an attribute it counts, is this call's doing)."""
@@ -284,9 +285,8 @@ class Compiled:
             write_back(fetched[k], outputs[j])
         if self._checks is not None:
             checks.after_call(self._checks, np.asarray(outputs[-1]))
-        for obj, key, j, scalar, weak in self.trace.stores:  # an object's attribute, as NumPy code left it
-            value = np.array(outputs[j])
-            implicit.store(obj, key, (weak(value) if weak else value[()]) if scalar else value)
+        if self.trace.stores:  # what it left in objects from outside it, as NumPy code leaves it
+            outside.apply(self.trace.stores, outputs, arrays, fetched, originals or (args, kwargs))
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         for k, lengths in self.trace.extents:
             results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
@@ -296,13 +296,14 @@ class Compiled:
         return self.call(args, kwargs)
 
     def call(self, args, kwargs, guarded=True):
+        originals = args, kwargs
         args, kwargs = self.arguments(args, kwargs)
         key, arrays = signature(args, kwargs)
         if key != self.key and unsharded(key) != unsharded(self.key):
             raise ArgumentError(f"this function was compiled for other arguments: {self.key[1]} "
                             f"(shapes and dtypes of arrays, values of constants), not {key[1]}")
         try:
-            return self.call_leaves(arrays, args, kwargs, guarded)
+            return self.call_leaves(arrays, args, kwargs, guarded, originals)
         except implicit.StaleCall as e:
             raise TypeError(f"this function was compiled for other globals: {e}; compile it again "
                             "(cf.jit does so by itself)") from None
@@ -338,6 +339,7 @@ class JitFunction:
         self._transform = transform
         self._static = None if transform else static_arguments(fn, static_argnums, static_argnames)
         self.cache: dict = {}
+        self._compiles = 0  # traces made, for signatures new or stale (RecompileWarning)
         self._last_key = None
         # The hot path: array arguments only (ConcreteArrays, NumPy arrays), keyed by their (shape,
         # dtype)s alone, for compiled functions that neither update arguments nor read host state
@@ -365,17 +367,17 @@ class JitFunction:
         if compiled is None:
             return self._compile(key, args, kwargs).call(args, kwargs, guarded=False)
         try:
-            return compiled.call_leaves(arrays, *call)
-        except implicit.StaleCall:  # a global or cell it read changed: compiled again, as if new
-            return self._compile(key, args, kwargs, stale=compiled).call(args, kwargs, guarded=False)
+            return compiled.call_leaves(arrays, *call, originals=(args, kwargs))
+        except implicit.StaleCall as e:  # a global or cell it read changed: compiled again, as if new
+            return self._compile(key, args, kwargs, stale=compiled, why=str(e)).call(args, kwargs, guarded=False)
 
     def _arguments(self, args, kwargs) -> tuple:
         return traced_arguments(args, kwargs, self._static)
 
-    def _compile(self, key, args, kwargs, stale=None) -> Compiled:
+    def _compile(self, key, args, kwargs, stale=None, why=None) -> Compiled:
         """The Compiled for ``key``, made once even when several threads ask at once (``stale``:
-        the one to replace).  One that needed its Python floats' values has them as constants
-        from then on."""
+        the one to replace, because ``why``).  One that needed its Python floats' values has them as
+        constants from then on."""
         with self._lock:
             compiled = self.cache.get(key)
             if compiled is None or compiled is stale:
@@ -385,10 +387,18 @@ class JitFunction:
                 while len(self.cache) > CACHE_SIZE:
                     dropped = self.cache.pop(next(iter(self.cache)))
                     self._by_avals = {k: c for k, c in self._by_avals.items() if c is not dropped}
-                if not self._transform and compiled is not stale and len(self.cache) == RECOMPILE_WARNING + 1:
-                    warn_in_user_code(f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; "
-                                      f"the last call changed {changed_arguments(self._last_key, compiled.key, self.fn, args, kwargs)}: "
-                                      "each new one is traced and compiled again", RecompileWarning)
+                self._compiles += 1
+                if not self._transform and self._compiles == RECOMPILE_WARNING + 1:
+                    if stale is None:
+                        changed = changed_arguments(self._last_key, compiled.key, self.fn, args, kwargs)
+                        warn_in_user_code(f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; the "
+                                          f"last call changed {changed}: each new one is traced and compiled again",
+                                          RecompileWarning)
+                    else:
+                        warn_in_user_code(f"cofactor: {self.__name__} has compiled {self._compiles} times; the last call "
+                                          f"compiled it again because {why}: what it reads from outside it (a global, an "
+                                          "attribute, a container's keys) is part of what it is compiled for, so a value "
+                                          "that changes at every call compiles it at every call", RecompileWarning)
                 self._last_key = compiled.key
                 if not kwargs and all(type(a) in (ConcreteArray, np.ndarray) for a in args) and compiled.is_pure:
                     self._by_avals[tuple(aval_key(a) for a in args)] = compiled

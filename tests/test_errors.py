@@ -82,7 +82,18 @@ def test_unsupported_keyword_is_named():
 
 def test_traced_array_cannot_become_a_numpy_array():
     with pytest.raises(cf.ConcretizationError, match="cannot become a NumPy array"):
-        cf.jit(lambda x: np.sum([x, x]))(np.ones(2))  # NumPy converts the list itself
+        cf.jit(lambda x: np.vectorize(abs)(x))(np.ones(2))  # NumPy converts it itself
+
+
+def test_a_list_of_traced_values_given_to_a_numpy_function_is_stacked_as_numpy_does():
+    def f(a, b):
+        return (np.sum([a, a]), np.max([a.sum(), b.sum()]), np.mean([a, b[:2]], axis=0),
+                np.argmax([a.sum(), b.sum(), 1.5]), np.sum([a[0], 2, b[1]]))
+
+    a, b = np.random.default_rng(0).random(2), np.random.default_rng(1).random(3)
+    for got, want in zip(cf.jit(f)(a, b), f(a, b)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
 class _Slotted:

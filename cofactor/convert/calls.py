@@ -19,15 +19,22 @@ from .. import debug
 from ..errors import UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
-from ..tracing import implicit, python_ints
+from ..tracing import outside, python_ints
 from ..tracing.array import Either, TracedArray
 from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
+from .outer import read_attribute
 from .source import convert, is_user_function
 
 
 # Builtins that iterate their arguments: an outside list or tuple given them gives its items as slots.
-_ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted, map, filter)
+_ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted, map, filter, min, max, set,
+              frozenset)
+
+
+def _from_numpy(fn) -> bool:
+    """A NumPy function or ufunc, which reads the arrays in the lists it is given."""
+    return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith("numpy")
 
 
 @forwards_calls
@@ -36,14 +43,30 @@ def call(fn, *args, **kwargs):
         constructor = CONSTRUCTORS.get(fn)
     except TypeError:  # unhashable callables
         constructor = None
+    if constructor is not None or _from_numpy(fn):  # (np.stack(self.frames): the items of an outside list, read as slots)
+        args = tuple(outside.contents(a) for a in args)
+        kwargs = {k: outside.contents(v) for k, v in kwargs.items()}
     if constructor is not None:
         return constructor(*args, **kwargs)
     if fn in _ITERATING:  # the items of an outside list or tuple, read as its slots
-        args = tuple(implicit.items(a) for a in args)
+        args = tuple(outside.items(a) for a in args)
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeEnumerate(*args, **kwargs)
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
+    if fn is len and len(args) == 1 and not kwargs and outside.is_outside(args[0]):
+        return outside.length(args[0])  # (guarded)
+    if fn is getattr and len(args) in (2, 3) and not kwargs and type(args[1]) is str:
+        try:
+            return read_attribute(args[0], args[1], call)
+        except AttributeError:
+            if len(args) == 2:
+                raise
+            return args[2]
+    if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is str and outside.is_outside(args[0]):
+        return outside.has(args[0], args[1], "attribute")
+    if fn is dict and len(args) == 1 and not kwargs and type(args[0]) is dict and outside.is_outside(args[0]):
+        return read_attribute(args[0], "copy", call)()
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
     if fn is sorted and len(args) == 1 and isinstance(args[0], TracedArray) and args[0].ndim == 1 \

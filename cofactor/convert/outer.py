@@ -27,8 +27,10 @@ import ast
 import builtins
 import operator
 
+import inspect
+
 from ..errors import forwards_calls
-from ..tracing import implicit
+from ..tracing import implicit, outside
 
 OUTER = "__cf_outer__"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -108,8 +110,22 @@ class _RouteOuterReads(ast.NodeTransformer):
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
-        if isinstance(node.ctx, ast.Load) and _plain_index(node.slice) and not _generated(node.value):
+        if not isinstance(node.ctx, ast.Load) or _generated(node.value):
+            return node
+        if _plain_index(node.slice):
             return _outer_call("item", [node.value, node.slice], node)
+        if isinstance(node.slice, ast.Slice):  # (a slice of an outside list reads its items as slots)
+            bounds = [b if b is not None else ast.Constant(None) for b in (node.slice.lower, node.slice.upper,
+                                                                             node.slice.step)]
+            return _outer_call("item", [node.value, _outer_call("slice", bounds, node.slice)], node)
+        return node
+
+    def visit_Compare(self, node):
+        """``k in c`` and ``k not in c``: what a trace learns of an outside container's keys is guarded."""
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            test = _outer_call("contains", [node.comparators[0], node.left], node)
+            return ast.copy_location(ast.UnaryOp(ast.Not(), test), node) if isinstance(node.ops[0], ast.NotIn) else test
         return node
 
     def visit_AugAssign(self, node):
@@ -208,9 +224,11 @@ def route_outer_reads(function):
 
 
 class Outer:
-    """What ``__cf_outer__`` is in a function converted from ``fn``: where its outer names live."""
+    """What ``__cf_outer__`` is in a function converted from ``fn``: where its outer names live
+    (``call``: how converted code calls a function, for a property's getter)."""
 
-    def __init__(self, fn, nested: bool):
+    def __init__(self, fn, nested: bool, call):
+        self.call = call
         self.globals = fn.__globals__
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         # A function defined in converted code (``nested``) closes over that code's variables:
@@ -228,32 +246,65 @@ class Outer:
         if cell is not None:
             if id(cell) not in self.caller_cells:
                 return value
-            implicit.reached(cell, name)  # what the function stores in it is there after each call
+            outside.reached(cell, name)  # what the function stores in it is there after each call
             return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
         module = self.globals
         if name not in module:
             return value  # a builtin (range, len, abs): not checked at every call
-        implicit.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
+        outside.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
 
-    @staticmethod
-    def attribute(obj, name):
-        return implicit.read_slot(obj, name, _attribute(obj, name), "attribute")
+    def attribute(self, obj, name):
+        return read_attribute(obj, name, self.call)
 
     @staticmethod
     def item(container, key):
-        value = _item(container, key)
-        if type(container) in (dict, list, tuple) and type(key) in (int, str):
-            return implicit.read_slot(container, key, value, "item")
+        if type(key) is slice and type(container) in (list, tuple):
+            return outside.sliced(container, key)
+        try:
+            value = _item(container, key)
+        except (KeyError, IndexError):
+            outside.missing(container, key, "item")
+            raise
+        if type(container) is dict or type(container) in (list, tuple) and type(key) is int:
+            return outside.read_slot(container, key, value, "item")
         return value
 
+    @staticmethod
+    def contains(container, key):
+        return _contains(container, key)
+
+    slice = slice
+
     inplace = staticmethod(forwards_calls(lambda name, target, value: getattr(operator, name)(target, value)))
+
+
+def read_attribute(obj, name, call):
+    """``obj.name`` as converted code reads it (``call``: how it calls a function): an outside
+    object's attribute as a slot, its property's getter converted (so that what it reads is read
+    at every call), an outside dict's or list's reading methods routed (outside.method)."""
+    try:
+        getter = inspect.getattr_static(type(obj), name, None)
+    except Exception:  # noqa: BLE001  (an unusual class: read as Python reads it, below)
+        getter = None
+    if isinstance(getter, property) and getter.fget is not None and outside.is_outside(obj) and \
+            name not in getattr(obj, "__dict__", ()):
+        return call(getter.fget, obj)
+    try:
+        value = _attribute(obj, name)
+    except AttributeError:
+        outside.missing(obj, name, "attribute")
+        raise
+    if type(obj) in (dict, list):
+        return outside.method(obj, name, value)
+    return outside.read_slot(obj, name, value, "attribute")
 
 
 # The user's reads, whose errors (an attribute or key that is not there) are the user's line's, as
 # are those of ``inplace``'s operator.
 _attribute = forwards_calls(lambda obj, name: getattr(obj, name))
 _item = forwards_calls(lambda container, key: operator.getitem(container, key))
+_contains = forwards_calls(lambda container, key: outside.has(container, key, "item"))
 
 
 def _global(module: dict, name: str):

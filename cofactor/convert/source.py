@@ -241,7 +241,7 @@ def convert(fn, runtime):
         unconverted_code.add(fn.__code__)
         return fn
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    outer = Outer(fn, nested=fn.__code__ in _converted_codes)
+    outer = Outer(fn, nested=fn.__code__ in _converted_codes, call=runtime.call)
     made = factory(runtime, outer, *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
     own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
     closure = tuple(own[name] if name in (RUNTIME, OUTER) else cells[name] for name in made.__code__.co_freevars)

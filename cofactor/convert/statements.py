@@ -13,7 +13,7 @@ from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, Un
                       located)
 from ..ir.core import OpBudgetExceeded
 from ..pytree import flatten
-from ..tracing import checks, context, control, implicit, python_ints
+from ..tracing import checks, context, control, outside, python_ints
 from ..tracing.heap import Scope
 from ..tracing.array import TracedArray, defers_tracing, identical
 from ..tracing.carry import Undefined
@@ -332,7 +332,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         array, start = iterable.array, iterable.start
         _rolled(0, array.shape[0], 1, lambda i: body_fn((i + start, array[i])), *loop, fallback=False)
         return
-    why, iterable = False, implicit.items(iterable)
+    why, iterable = False, outside.items(iterable)
     if isinstance(iterable, range) and _too_long(len(iterable)):
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:
             why = _in_parts(iterable, body_fn, loop)

@@ -45,11 +45,26 @@ def value(x, dtype=None) -> Value:
     if dtype is not None and is_weak(x):
         with numpy_rules():  # NumPy's OverflowError for a Python int out of the dtype's range
             return ops.constant(np.array(x, dtype=dtype))
+    traced = traced_sequence(x)  # (np.max([a.sum(), b.sum()]): a list of traced values, as NumPy stacks it)
+    if traced is not None and traced is not x:
+        return value(traced, dtype)
     array = np.asarray(x)
     if array.dtype == object:
         raise UnsupportedError("an array built from a sequence of traced arrays is not supported yet; "
                                "use np.stack or np.concatenate")
     return ops.constant(array.astype(dtype) if dtype is not None else array)
+
+
+def traced_sequence(obj):
+    """A traced array for a (nested) sequence holding traced arrays; None if it holds none."""
+    if isinstance(obj, TracedArray):
+        return obj
+    if isinstance(obj, (list, tuple)) and obj:
+        parts = [traced_sequence(o) for o in obj]
+        if any(p is not None for p in parts):
+            items = [p if p is not None else np.asarray(o) for p, o in zip(parts, obj)]
+            return np.stack(items)
+    return None
 
 
 def view(of, lens) -> TracedArray:

@@ -12,7 +12,7 @@ from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import per_layout, strided_like
-from ._core import full, value, wrap
+from ._core import full, traced_sequence, value, wrap
 from .shape import resolve_shape
 
 
@@ -226,18 +226,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if not retstep:
         return astype(y, target)
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
-
-
-def traced_sequence(obj):
-    """A traced array for a (nested) sequence holding traced arrays; None if it holds none."""
-    if isinstance(obj, TracedArray):
-        return obj
-    if isinstance(obj, (list, tuple)) and obj:
-        parts = [traced_sequence(o) for o in obj]
-        if any(p is not None for p in parts):
-            items = [p if p is not None else np.asarray(o) for p, o in zip(parts, obj)]
-            return np.stack(items)
-    return None
 
 
 @constructs(np.array)

@@ -15,9 +15,9 @@ from ..tracing import checks, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
-from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, value, value_bounds, view,
-                    wrap)
-from .creation import check_stored, convert_like_numpy, traced_sequence
+from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, traced_sequence, value,
+                    value_bounds, view, wrap)
+from .creation import check_stored, convert_like_numpy
 from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes
 from .extent_ops import aligned
 from .selection import (assign_masked, assign_masked_among, assign_traced_slice, fitted, masked, masked_among,

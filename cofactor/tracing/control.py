@@ -80,6 +80,14 @@ def predicate(pred):
     return v
 
 
+def slot_value(slot):
+    """What a slot holds, as traced code sees it: an array read through it as an implicit input
+    (``self.h`` of an object from outside) is that input's traced array."""
+    value = slot.get()
+    read = context.current().implicit.get(id(value))  # (each is alive while traced: its id is its own)
+    return value if read is None else read.array
+
+
 class Bindings:
     """The bindings a region may change: the converted code's variables (``names``, read with
     ``get`` and written with ``set_``), and the container slots found to change (``slots``)."""
@@ -94,7 +102,7 @@ class Bindings:
         return [*self.names, *self.slots]
 
     def values(self) -> list:
-        return [*self.get(), *(s.get() for s in self.slots)]
+        return [*self.get(), *(slot_value(s) for s in self.slots)]
 
     def assign(self, values):
         self.set_(list(values[:len(self.names)]))
@@ -383,8 +391,8 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     arms = [_run_arm(bindings, fn, initial, where) for fn in (then_fn, else_fn)]
     for arm in arms:
         bindings.add_slots(arm[4])
-    initial = initial + [s.get() for s in bindings.slots]
-    states = [arm[1] + [arm[2].get((id(s.container), s.key), s.get()) for s in bindings.slots] for arm in arms]
+    initial = initial + [slot_value(s) for s in bindings.slots]
+    states = [arm[1] + [arm[2].get((id(s.container), s.key), slot_value(s)) for s in bindings.slots] for arm in arms]
     bindings.assign(initial)
     defined = _defined_where_it_goes_on(bindings.labels(), states, exited_else)
     adoptable = bindings.adoptable([initial] + states)
@@ -781,6 +789,6 @@ def _add_slot_nodes(layout: Layout, bindings: Bindings):
     """Extend the layout with the slots added to ``bindings`` (their values before the loop)."""
     memo = {}
     for slot in bindings.slots[len(layout.trees) - len(bindings.names):]:
-        leaves, treedef = flatten(slot.get())
+        leaves, treedef = flatten(slot_value(slot))
         layout.trees.append(treedef)
         layout.nodes.append([export(x, layout.start, memo) for x in leaves])

@@ -14,14 +14,7 @@ identity with the other names and arguments that reached the same object, and th
 any other object read (a helper function, a class, an instance: redefined or rebound since,
 the function is compiled again); modules and builtins are not checked.
 
-What objects from outside hold is read the same way: the *outside* objects are the function's
-object arguments, the ``self`` of a compiled bound method, and the instances, dicts, lists and
-tuples read through a global, a cell or a slot of another outside object.  Their own slots (an
-instance's attributes, not its methods or properties; a dict's entries; a list's or tuple's
-items) are read like globals: ``self.w`` is an implicit input, ``self.scale`` a guarded constant.
-A slot the function rebinds to a value it computed (``self.total = self.total + x``) gets its old
-value back when the trace ends (no traced value escapes into the caller's objects), and after
-each call the value the program computed, as a NumPy array or scalar.
+What objects from outside hold (an attribute, a dict entry) is read the same way: outside.py.
 """
 from __future__ import annotations
 
@@ -31,9 +24,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import TracingError, UnsupportedError
+from ..errors import TracingError
 from . import context
-from ..pytree import flatten
 from .array import TracedArray
 from .trace import argument_type, is_array
 
@@ -99,137 +91,6 @@ class Guard:
     same_as: object = None
 
 
-@dataclass
-class Outside:
-    """An object from outside the function, as the trace first saw it: what each of its slots held."""
-
-    name: str
-    obj: object
-    slots: dict
-
-
-_NOT_STATE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
-_MISSING = object()
-
-
-def _is_state(value) -> bool:
-    return isinstance(value, (dict, list, tuple, types.CellType)) or hasattr(value, "__dict__") and \
-        not isinstance(value, _NOT_STATE)
-
-
-def _slots(obj) -> dict:
-    if isinstance(obj, types.CellType):
-        try:
-            return {"cell_contents": obj.cell_contents}
-        except ValueError:  # empty
-            return {}
-    if isinstance(obj, dict):
-        return dict(obj)
-    if isinstance(obj, (list, tuple)):
-        return dict(enumerate(obj))
-    return dict(vars(obj))
-
-
-def reached(obj, name: str):
-    """``obj`` came from outside the function (by ``name``): its slots are outside state."""
-    if not context.is_tracing():
-        return
-    trace = context.current()
-    if id(obj) not in trace.outside and _is_state(obj):  # (held there: its id stays its own)
-        trace.outside[id(obj)] = Outside(name, obj, _slots(obj))
-
-
-def read_slot(container, key, value, kind: str):
-    """What converted code sees for ``container.key`` (``kind`` "attribute") or ``container[key]``
-    (``kind`` "item"), just read as ``value``: where ``container`` is outside state and the slot its
-    own (an attribute in its ``__dict__``, an entry, an item), the slot read as a global is."""
-    if not context.is_tracing():
-        return value
-    outside = context.current().outside.get(id(container))
-    if outside is None or kind == "attribute" and key not in getattr(container, "__dict__", ()):
-        return value
-    if kind == "attribute":
-        return read(value, f"{outside.name}.{key}", ("slot", id(container), key), lambda: getattr(container, key))
-    return read(value, f"{outside.name}[{key!r}]", ("slot", id(container), key), lambda: container[key])
-
-
-def items(sequence):
-    """The items of a list or tuple as converted code reads ``sequence[k]``: an outside one's, its
-    slots (``for p in self.params: p -= lr * g`` updates the caller's arrays, read at every call)."""
-    if type(sequence) in (list, tuple) and context.is_tracing() and id(sequence) in context.current().outside:
-        return [read_slot(sequence, k, value, "item") for k, value in enumerate(sequence)]
-    return sequence
-
-
-def _changed(trace) -> list:
-    """(object, key, value now) for each slot of outside state that holds another object than when
-    the trace first saw it (``_MISSING``: none; a slot the function made or deleted)."""
-    changed = []
-    for outside in trace.outside.values():
-        now = _slots(outside.obj)
-        for key in list(outside.slots) + [k for k in now if k not in outside.slots]:
-            before, after = outside.slots.get(key, _MISSING), now.get(key, _MISSING)
-            if after is not before:
-                changed.append((outside, key, after))
-    return changed
-
-
-def _restore(outside: Outside, key):
-    """Put back what the slot held when the trace first saw its object."""
-    obj, before = outside.obj, outside.slots.get(key, _MISSING)
-    if isinstance(obj, list):
-        obj[:] = [outside.slots[k] for k in range(len(outside.slots))]
-    elif isinstance(obj, dict):
-        if before is _MISSING:
-            obj.pop(key, None)
-        else:
-            obj[key] = before
-    elif before is _MISSING:
-        if key in _slots(obj):
-            delattr(obj, key)
-    else:
-        setattr(obj, key, before)
-
-
-def settle(trace, failed=False) -> list:
-    """Give every slot of an outside object that holds a traced value its old value back (none
-    escapes into the caller's objects), and return (object, key, traced array) for those the
-    program sets after each call: an array or number it computed.  A container of traced values
-    stored there, or a list changed, is an error.  (An implicit input stored back where it was
-    read, as ``self.w += x`` stores it, is that slot's own array, written in place.)  When the
-    trace ``failed``, every slot it changed gets its old value back, and nothing is set."""
-    sets, refused = [], None
-    for outside, key, now in _changed(trace):
-        traced = any(isinstance(leaf, TracedArray) for leaf in flatten(now)[0])
-        if failed or traced:  # (an untraced value, computed while tracing as Python would, stays)
-            _restore(outside, key)
-        before = outside.slots.get(key)
-        read = trace.implicit.get(id(before)) if is_array(before) else None
-        if failed or not traced or read is not None and now is read.array:
-            continue
-        if isinstance(outside.obj, list) or not isinstance(now, TracedArray):
-            slot = f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, list)) else f"{outside.name}.{key}"
-            what = f"traced values in {slot}, a list" if isinstance(outside.obj, list) else \
-                f"a {type(now).__name__} of traced values in {slot}, of an object"
-            refused = refused or UnsupportedError(
-                f"the compiled function stores {what} from outside it: cofactor sets an attribute or a dict entry "
-                "of an object from outside to an array or number the function computed, after each call; return "
-                "the others")
-        sets.append((outside.obj, key, now))
-    if refused is not None:  # (raised once every slot has its old value back, as for a failed trace)
-        settle(trace, failed=True)
-        raise refused
-    return sets
-
-
-def store(obj, key, value):
-    """After a call: the slot ``key`` of ``obj`` gets the value the program computed for it."""
-    if isinstance(obj, dict):
-        obj[key] = value
-    else:
-        setattr(obj, key, value)
-
-
 def read(value, name: str, key, fetch: Callable):
     """What converted code sees for ``value``, just read from a global or cell called ``name``
     (``key``: which one; ``fetch()`` reads it again at a call): a traced implicit input for an
@@ -250,6 +111,7 @@ def read(value, name: str, key, fetch: Callable):
         stateful = context.STATEFUL_TYPES.get(type(value))
         if stateful is not None:  # a random Generator: drawn from at every call, as when it is an argument
             return trace.per_trace(("stateful", id(value)), lambda: stateful(value, lambda leaves: fetch()))
+        from .outside import reached  # (outside.py imports this module)
         reached(value, name)
         return value
     argument = trace.argument_arrays.get(id(value))

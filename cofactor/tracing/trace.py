@@ -74,8 +74,8 @@ class Trace:
     checks: Checks | None  # its run-time raises and warnings, whose outputs come last (checks.py)
     extents: list          # (output leaf, [(axis, result index of its length)]): outputs cut to run-time lengths
     mesh: object = None    # the device mesh the program's sharding constraints name (runtime/sharding.py)
-    stores: list = dataclasses.field(default_factory=list)  # (object, key, result index, scalar, weak): slots
-    # of outside objects the function rebound to a computed value (implicit.py), set after each call
+    stores: list = dataclasses.field(default_factory=list)  # outside.Stores: what the function left in objects
+    # from outside it, set after each call
 
 
 def output_value(leaf):
@@ -106,7 +106,7 @@ class _Promoted(Exception):
 
 
 def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
-    from . import implicit  # (implicit.py imports this module)
+    from . import implicit, outside  # (they import this module)
     leaves, treedef = flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if is_array(leaf)]
     first = {}
@@ -125,22 +125,23 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
                   for i, leaf in enumerate(leaves)]
         for i, leaf in enumerate(leaves):
             if traced[i] is leaf and not implicit.is_constant(leaf):
-                implicit.reached(leaf, f"argument {i}")
+                outside.reached(leaf, f"argument {i}")
         if isinstance(fn, types.MethodType):
-            implicit.reached(fn.__self__, "self")
+            outside.reached(fn.__self__, "self")
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
+        outside.arguments_reached(t_args, t_kwargs)
         try:
             out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs), is_leaf=defers_tracing)
         except RaisesAlways:  # every call raises: the program computes what the message shows
             out_leaves, out_treedef = flatten(None)
         except BaseException as error:  # (raised after the run-time checks before it, if none fires)
             if not isinstance(error, Exception) or context.promoted or not checks.waits(error):
-                implicit.settle(context, failed=True)  # (promoted: maybe not the program's error: traced again)
+                outside.settle(context, failed=True)  # (promoted: maybe not the program's error: traced again)
                 raise
             out_leaves, out_treedef = flatten(None)
-        stored = implicit.settle(context)
+        stored = outside.settle(context)
         out_values, extents = _output_values(out_leaves)
         writebacks = []
         for position, ((k, array), original) in enumerate(zip(inputs, originals)):
@@ -154,10 +155,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
             if read.array.value is not read.start:
                 implicit_writebacks.append((read.start.index - len(params), len(out_values)))
                 out_values.append(checks.unless_fired(read.start, read.array.value))
-        stores = []
-        for obj, key, value in stored:
-            stores.append((obj, key, len(out_values), value.scalar, value.weak))
-            out_values.append(value.value)
+        stores = outside.results(stored, lambda array: out_values.append(output_value(array)) or len(out_values) - 1)
         out_values += checks.outputs()
         ops.return_(out_values)
     main.result_types = [v.type for v in out_values]
