@@ -615,3 +615,25 @@ def test_complex_functions_of_a_real_array_made_complex(optimize):
     got = cf.jit(_complex_of_real, optimize=optimize)(x)
     for k, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, equal_nan=True, err_msg=f"result {k}")
+
+
+def _rebuilt_from_elements(rows, cols, shifted):
+    def f(x):
+        built = []
+        for i in range(rows):
+            row = []
+            for j in range(cols):
+                row.append(x[i, j] + (i * cols + j + 0.5) if shifted else x[i, j])
+            built.append(row)
+        return np.array(built)
+    return f
+
+
+@pytest.mark.parametrize("rows, cols", [(2, 3), (3, 3), (3, 2), (2, 4)])
+@pytest.mark.parametrize("shifted", [False, True])
+def test_an_array_rebuilt_from_its_elements(rows, cols, shifted):
+    """np.array of an array's own elements, row by row: concatenations of concatenations of its
+    slices, which concat_concat_to_dus got wrong (EXCLUDED_PATTERNS)."""
+    f = _rebuilt_from_elements(rows, cols, shifted)
+    x = np.random.default_rng(rows * 10 + cols).random((rows, cols))
+    np.testing.assert_array_equal(np.asarray(cf.jit(f, optimize=True)(x)), f(x))
