@@ -101,3 +101,8 @@ def test_random_numbers_baked_in_at_trace_time_are_reported():
     unconvertible = eval("lambda x: x + np.random.rand(3)")  # no source file: cannot be converted
     with pytest.warns(cf.TraceTimeRandomWarning, match="constants"):
         cf.jit(unconvertible)(np.zeros(3))
+
+
+def test_a_generator_method_cofactor_lacks_is_named():
+    with pytest.raises(cf.UnsupportedError, match=r"numpy.random.Generator.poisson is not supported"):
+        cf.jit(lambda x, rng: x + rng.poisson(3.0, size=x.shape))(np.ones(2), np.random.default_rng(0))

@@ -55,6 +55,12 @@ def value(x, dtype=None) -> Value:
     return ops.constant(array.astype(dtype) if dtype is not None else array)
 
 
+def take_1d(v: Value, index: Value) -> Value:
+    """``v[index]`` for a 1-d ``v`` and an integer IR value ``index`` of any shape."""
+    column = ops.reshape(index, index.shape + (1,))
+    return ops.gather(v, column, (), (0,), (0,), index.type.rank, (1,), index.shape)
+
+
 def traced_sequence(obj):
     """A traced array for a (nested) sequence holding traced arrays; None if it holds none."""
     if isinstance(obj, TracedArray):

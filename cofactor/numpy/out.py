@@ -15,8 +15,8 @@ from ..tracing.dispatch import FUNCTIONS, UFUNCS
 from .indexing import _assigned
 
 
-def write_out(out, result, name, exact_shape=False):
-    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (same_kind casting);
+def write_out(out, result, name, exact_shape=False, casting="same_kind"):
+    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (``casting``: the rule);
     ``out`` may come as NumPy's ufunc protocol passes it, a tuple of one.  ``exact_shape``: a
     function's result (a reduction's, a product's) must have ``out``'s shape; a ufunc's broadcasts
     to it."""
@@ -29,9 +29,9 @@ def write_out(out, result, name, exact_shape=False):
     if exact_shape and out.shape != result.shape:
         raise ValueError(f"numpy.{name}: the out array has shape {out.shape}, but the result has shape "
                          f"{result.shape}")
-    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+    if not np.can_cast(result.dtype, out.dtype, casting=casting):
         raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to {out.dtype!r} with "
-                        "casting rule 'same_kind'")
+                        f"casting rule '{casting}'")
     out.value = _assigned(out, result, out.shape)
     return out
 
@@ -44,7 +44,8 @@ def _ufunc_with_out(ufunc, call):
             return call(*inputs, **kwargs)
         results = call(*inputs, **kwargs)
         results = results if isinstance(results, tuple) else (results,)
-        written = tuple(r if o is None else write_out(o, r, ufunc.__name__) for o, r in zip(outs, results))
+        casting = kwargs.get("casting", "same_kind")
+        written = tuple(r if o is None else write_out(o, r, ufunc.__name__, casting=casting) for o, r in zip(outs, results))
         return written if ufunc.nout > 1 else written[0]
     return call_with_out
 

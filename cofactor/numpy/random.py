@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, located
 from ..ir import ops
 from ..ir.types import TensorType
 from ..tracing import context
@@ -50,6 +50,12 @@ class TracedGenerator:
     @key.setter
     def key(self, value):
         self._key.value = value
+
+    def __getattr__(self, name):  # (only for what the class does not define)
+        if not name.startswith("_") and hasattr(np.random.Generator, name):
+            raise located(UnsupportedError(f"numpy.random.Generator.{name} is not supported in compiled code yet; "
+                                           "draw uniform or normal numbers and transform them, or call it outside"))
+        raise AttributeError(f"'numpy.random.Generator' object has no attribute {name!r}")
 
     def _bits(self, shape):
         self.key, bits = ops.rng_bit_generator(self.key, shape)

@@ -11,14 +11,8 @@ from ..tracing import checks
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
-from ._core import asarray, full, known_value, value, with_value_bounds, wrap
+from ._core import asarray, full, known_value, take_1d, value, with_value_bounds, wrap
 from .shape import _sort_comparator
-
-
-def _gather(v, index):
-    """``v[index]`` for a 1-d ``v`` and an integer IR value ``index`` of any shape."""
-    column = ops.reshape(index, index.shape + (1,))
-    return ops.gather(v, column, (), (0,), (0,), index.type.rank, (1,), index.shape)
 
 
 def one_dimensional(x):
@@ -81,7 +75,7 @@ def searchsorted(a, v, side="left", sorter=None):
         candidate = ops.binary("stablehlo.add", position, full(shape, step, np.int64))
         in_range = ops.compare(candidate, full(shape, n, np.int64), "LE", "SIGNED")
         below = ops.binary("stablehlo.minimum", candidate, full(shape, n, np.int64))
-        pivot = _gather(sorted_values, ops.binary("stablehlo.subtract", below, full(shape, 1, np.int64)))
+        pivot = take_1d(sorted_values, ops.binary("stablehlo.subtract", below, full(shape, 1, np.int64)))
         # left: a[i] < key; right: a[i] <= key, that is not key < a[i].
         goes = before(pivot, keys) if side == "left" else ops.unary("stablehlo.not", before(keys, pivot))
         position = ops.select(ops.binary("stablehlo.and", in_range, goes), candidate, position)
@@ -180,7 +174,7 @@ def _correlate(x, y, mode):
     if is_differentiating():
         # Enzyme 0.0.16 transposes a gather of overlapping windows into a scatter that overwrites
         # (unique_indices = true), losing all but one contribution: gather element by element.
-        windows = wrap(_gather(padded, ops.constant(source + left)))
+        windows = wrap(take_1d(padded, ops.constant(source + left)))
     else:
         starts = ops.iota((length, 1), np.int64, 0)
         windows = wrap(ops.gather(padded, starts, (1,), (), (0,), 1, (n2,), (length, n2)))
@@ -192,7 +186,7 @@ def _sequences(a, v, empty_messages):
     """``a`` and ``v`` as 1-d values of their common dtype, with NumPy's errors."""
     for x in (a, v):
         one_dimensional(x)
-    dtype = np.result_type(np.result_type(a), np.result_type(v))
+    dtype = np.result_type(*(x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype for x in (a, v)))
     values = value(a, dtype), value(v, dtype)
     for x, message in zip(values, empty_messages):
         if x.shape[0] == 0:

@@ -17,8 +17,8 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.views import ComplexPart
-from ._core import (broadcast_values, compare, dtype_of, full, known_value, reject, result_type, value, view,
-                    wrap)
+from ._core import (broadcast_values, compare, dtype_of, full, known_value, reject, result_type, take_1d, value,
+                    view, wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -177,15 +177,45 @@ def _scale(factor):
 
 
 def _log_base(base):
-    """log(x) / log(base); of a complex x, its real and imaginary parts divided each (a complex
-    division of log(0) = -inf + 0j gave a NaN imaginary part, where NumPy's is 0)."""
+    """log(x) / log(base), exact where x is a power of the base (NumPy's log2(8) is 3, and the
+    quotient is an ulp below it: int(np.log2(n)) one too small); of a complex x, its real and
+    imaginary parts divided each (a complex division of log(0) = -inf + 0j gave a NaN imaginary
+    part, where NumPy's is 0)."""
     def log(x):
         logs = ops.unary("stablehlo.log", x)
         if x.dtype.kind != "c":
-            return ops.binary("stablehlo.divide", logs, _like(x, math.log(base)))
+            return _at_powers(x, ops.binary("stablehlo.divide", logs, _like(x, math.log(base))), base)
         parts = [ops.real(logs), ops.imag(logs)]
         return ops.complex(*(ops.binary("stablehlo.divide", p, _like(p, math.log(base))) for p in parts))
     return log
+
+
+def _at_powers(x, logs, base):
+    """``logs`` (log_base of the real ``x``, computed) with the exponent itself where ``x`` is the
+    float nearest a power base**k (k an integer): read from x's bits for base 2, and for base 10
+    where x is one of the powers its dtype holds as NumPy would print them (1e-22 ... 1e22 in float64)."""
+    finfo = np.finfo(x.dtype)
+    if base == 2 and x.dtype.itemsize in (2, 4, 8) and finfo.nmant + finfo.nexp + 1 == 8 * x.dtype.itemsize:
+        bits_type = np.dtype(f"int{8 * x.dtype.itemsize}")
+        bits = ops.bitcast_convert(x, bits_type)
+        mantissa = ops.binary("stablehlo.and", bits, full(x.shape, (1 << finfo.nmant) - 1, bits_type))
+        biased = ops.binary("stablehlo.shift_right_logical", bits, full(x.shape, finfo.nmant, bits_type))
+        exponent = ops.binary("stablehlo.and", biased, full(x.shape, (1 << finfo.nexp) - 1, bits_type))
+        top = (1 << finfo.nexp) - 1
+        power = ops.all_of(ops.compare(mantissa, full(x.shape, 0, bits_type), "EQ"),
+                           ops.compare(exponent, full(x.shape, 0, bits_type), "GT"),
+                           ops.compare(exponent, full(x.shape, top, bits_type), "LT"),
+                           ops.compare(x, _like(x, 0), "GT"))
+        k = ops.binary("stablehlo.subtract", exponent, full(x.shape, top // 2, bits_type))
+        return ops.select(power, ops.convert(k, x.dtype), logs)
+    if base != 10:
+        return logs
+    k = ops.unary("stablehlo.round_nearest_even", logs)
+    reach = int(np.floor(np.log10(finfo.max)))
+    powers = np.array([float(f"1e{j}") for j in range(-reach, reach + 1)], x.dtype)
+    index = ops.convert(ops.binary("stablehlo.add", ops.binary("stablehlo.maximum", ops.binary(
+        "stablehlo.minimum", k, _like(x, reach)), _like(x, -reach)), _like(x, reach)), np.int64)
+    return ops.select(ops.compare(take_1d(ops.constant(powers), index), x, "EQ"), k, logs)
 
 
 def _acosh(x):

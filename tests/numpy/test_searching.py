@@ -107,7 +107,8 @@ def test_convolve_keeps_infinities_out_of_the_padding():
 
 
 def test_convolve_of_mixed_dtypes():
-    check(lambda a, v: (np.convolve(a, v), np.correlate(a, v, "same"), np.convolve(a, [1.0, 2.0])),
+    check(lambda a, v: (np.convolve(a, v), np.correlate(a, v, "same"), np.convolve(a, [1.0, 2.0]),
+                        np.correlate(a, [1, 2, 1]), np.correlate([1.0, 2.0, 3.0, 4.0, 5.0], v, "same")),
           sample((4,), np.int8), sample((3,), np.float32))
 
 

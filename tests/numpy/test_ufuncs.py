@@ -182,6 +182,30 @@ def test_out_argument():
     check(f, sample((3,)), sample((3,), kind="pos", seed=1))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logs_of_exact_powers_are_the_exponents(dtype):
+    """int(np.log2(n)), the digits of a number: an ulp below the exponent is one too few."""
+    x = np.array([8.0, 1024.0, 1000.0, 1.0, 2.0 ** 40, 1e-3, 0.5, 1e6, 2.0 ** -20, 3.0, 7.0], dtype)
+    got = cf.jit(lambda v: (np.log2(v), np.log10(v)))(x)
+    for g, want in zip(got, (np.log2(x), np.log10(x))):
+        exact = want == np.round(want)
+        np.testing.assert_array_equal(np.asarray(g)[exact], want[exact])
+        np.testing.assert_allclose(np.asarray(g), want, rtol=4 * np.finfo(dtype).eps)
+
+
+def test_out_argument_follows_the_casting_rule():
+    def unsafe(x):
+        out = np.zeros(3, np.int32)
+        np.add(x, 1.5, out=out, casting="unsafe")
+        return out
+
+    def same_kind(x):
+        out = np.zeros(3, np.int32)
+        return np.add(x, 1.5, out=out)
+    check(unsafe, sample((3,), np.int32))
+    check(same_kind, sample((3,), np.int32))   # NumPy's TypeError, as NumPy raises it
+
+
 def test_where_argument_is_unsupported():
     check_unsupported(lambda x: np.sin(x, where=x > 0), sample((3,), np.float64), name="where")
 
