@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections import deque
 
 import numpy as np
 
@@ -33,8 +34,8 @@ def _leaf_key(leaf):
     try:
         hash(leaf)
     except TypeError:
-        if hasattr(leaf, "__dict__") and not isinstance(leaf, type):
-            # An object (a dataclass of settings and arrays): this very object, whose attributes the
+        if hasattr(leaf, "__dict__") and not isinstance(leaf, type) or isinstance(leaf, (dict, list, deque)):
+            # An object (a dataclass of settings and arrays, a defaultdict): this very object, whose slots the
             # compiled function reads at every call (tracing/implicit.py); the compiled function
             # keeps it alive, so no other object takes its id while the key is in use.
             return ("object", type(leaf), id(leaf))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import types
 import warnings
 
 import numpy as np
@@ -237,7 +238,7 @@ class Compiled:
     def is_pure(self) -> bool:
         """Reads its array arguments only: updates none, reads no host state, aliases none, checks nothing."""
         return not self._writebacks and not self._host_inputs and self._params is None and self._checks is None \
-            and not self.trace.extents and not self.trace.stores
+            and not self.trace.extents and not self.trace.stores and not self.trace.returned
 
     def call_pure(self, arrays):
         """The hot path: array arguments only (ConcreteArrays, NumPy arrays), and an ``is_pure``
@@ -290,6 +291,8 @@ class Compiled:
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         for k, lengths in self.trace.extents:
             results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
+        for k, held in self.trace.returned:  # (in order of their places among the output leaves)
+            results.insert(k, outside.target(held, originals or (args, kwargs)))
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):
@@ -346,6 +349,11 @@ class JitFunction:
         # (so passing the same array twice needs no special care).
         self._by_avals: dict = {}
         self._lock = threading.Lock()
+
+    def __get__(self, obj, owner=None):
+        """``@cf.jit`` on a method: ``obj.method`` is the compiled function with ``obj`` as its first
+        argument (an object argument, whose attributes are read at every call)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:

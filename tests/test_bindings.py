@@ -911,6 +911,39 @@ def test_a_list_that_changes_length_under_a_traced_condition_is_an_error():
     with pytest.raises(cf.TracingError, match="a list changes length"):
         cf.jit(popped)(np.ones(2), [1, 2])
 
+    def extended(x):              # out += [...] and l *= 2 rebind the name to the list they changed
+        out = []
+        for v in x:
+            if v > 0.5:
+                out += [v]
+        return len(out)
+
+    def doubled(x):
+        a = [1, 2]
+        if x[0] > 0.5:
+            a *= 2
+        return len(a)
+
+    def added(x):
+        seen = set()
+        if x[1] > 0.5:
+            seen.add(1)           # a set that changes
+        return len(seen)
+    for f, kind in ((extended, "list"), (doubled, "list"), (added, "set")):
+        with pytest.raises(cf.TracingError, match=rf"a {kind} changes length in the if at line \d+"):
+            cf.jit(f)(np.array([0.1, 0.7]))
+
+    def flood_fill(grid, r0, c0):  # a stack grown in a traced branch: an error, not a trace that never ends
+        g, stack = grid.copy(), [(r0, c0)]
+        while stack:
+            r, c = stack.pop()
+            if 0 <= r < g.shape[0] and 0 <= c < g.shape[1] and g[r, c] == 0:
+                g[r, c] = 9
+                stack += [(r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)]
+        return g
+    with pytest.raises(cf.TracingError, match="a list changes length"):
+        cf.jit(flood_fill)(np.zeros((4, 4), dtype=np.int64), 1, 1)
+
 
 def test_a_list_that_grows_in_a_static_loop_is_unrolled_with_a_warning():
     with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):

@@ -288,3 +288,20 @@ def test_a_jit_function_keeps_a_bounded_number_of_signatures(monkeypatch):
         np.testing.assert_allclose(np.asarray(g), np.cos(x) * k, rtol=1e-12)
     grads = next(p for emit, p in transforms._programs.items() if emit.__name__ == "_emit_grad")
     assert len(grads.cache) == 3
+
+
+def test_jit_on_a_method_binds_its_instance():
+    class Scaled:
+        def __init__(self, w):
+            self.w = w
+
+        @cf.jit
+        def apply(self, x):
+            return x * self.w
+
+    a, b = Scaled(np.ones(2)), Scaled(np.full(2, 3.0))
+    np.testing.assert_array_equal(np.asarray(a.apply(np.ones(2))), [1.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(b.apply(np.ones(2))), [3.0, 3.0])
+    a.w = np.full(2, 5.0)                  # read at every call
+    np.testing.assert_array_equal(np.asarray(a.apply(np.ones(2))), [5.0, 5.0])
+    assert isinstance(Scaled.apply, cf.JitFunction)

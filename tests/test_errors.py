@@ -1,4 +1,6 @@
 """Errors name the user's line, keep NumPy's exception types, and never hide internal failures."""
+import types
+
 import numpy as np
 import pytest
 
@@ -96,23 +98,20 @@ def test_a_list_of_traced_values_given_to_a_numpy_function_is_stacked_as_numpy_d
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
-class _Slotted:
-    __slots__ = ("t",)
-
-
 def test_writing_traced_values_into_a_numpy_array_explains():
-    tables = _Slotted()  # an array held where cofactor does not look (a __slots__ object): taken as it
-    tables.t = np.zeros(3)  # was at the trace, not an input (a dict's or an instance's: tests/test_outside_state.py)
+    # An array held where cofactor does not look (a read-only mapping proxy): taken as it was at the
+    # trace, not an input (a dict's or an instance's is: tests/test_outside_state.py).
+    tables = types.MappingProxyType({"t": np.zeros(3)})
 
     def f(x):
-        tables.t[0] = x.sum()
-        return tables.t
+        tables["t"][0] = x.sum()
+        return tables["t"]
 
     with pytest.raises(ValueError) as info:  # NumPy's own error, raised from ours
         cf.jit(f)(np.ones(2))
     cause = info.value.__cause__ or info.value.__context__
     assert isinstance(cause, cf.ConcretizationError) and "create the array inside it" in str(cause)
-    assert 'tables.t[0] = x.sum()' in str(cause)
+    assert 'tables["t"][0] = x.sum()' in str(cause)
 
 
 def test_xla_failure_is_a_compilation_error_with_the_module():
@@ -282,3 +281,11 @@ def test_numpy_submodules_that_cofactor_does_not_trace_are_named():
             cf.jit(fn)(np.arange(3.0))
     with pytest.raises(cf.UnsupportedError, match=r"numpy.polynomial.\w+ is not supported"):
         cf.jit(lambda x: np.polynomial.Polynomial(x)(2.0))(np.arange(3.0))
+
+
+def test_a_dict_looked_up_with_a_traced_key_is_a_clear_error():
+    def f(x):
+        return {0: 1.0, 1: 2.0}[int(x[0] > 0.5)] * x
+
+    with pytest.raises(cf.ConcretizationError, match=r"a dict looked up with a traced key.*\n.*\{0: 1.0, 1: 2.0\}"):
+        cf.jit(f)(np.ones(2))

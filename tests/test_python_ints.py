@@ -2,6 +2,9 @@
 values while they fit int64, a clear error when Python's would not (never a wrapped value), and
 NumPy's OverflowError or exact comparison where they meet a narrower integer dtype
 (cofactor/tracing/python_ints.py)."""
+import math
+import re
+
 import numpy as np
 import pytest
 
@@ -212,3 +215,78 @@ def test_int_of_a_number_past_int64_is_a_clear_error(value):
         with pytest.raises(cf.UnsupportedError, match="passes int64's range"):
             cf.jit(lambda a: a[0].item() + 1)(np.array([value]))
     assert int(cf.jit(int_of_element)(np.array([7], dtype=value.dtype))) == 7
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: float(x[0]) / float(x[1]), [1.0, 0.0]),
+    (lambda x: float(x[0]) / float(x[1]), [1.0, 4.0]),
+    (lambda x: int(x[0]) // int(x[1]), [5, 0]),
+    (lambda x: int(x[0]) % int(x[1]), [5, 0]),
+    (lambda x: divmod(int(x[0]), int(x[1])), [5, 2]),
+    (lambda x: float(x[0]) % 0.0, [1.0]),
+    (lambda x: (float(x[0]) * 0) ** -1, [1.0]),
+    (lambda x: float(x[0]) ** 1000, [10.0]),
+    (lambda x: float(x[0]) ** 1000, [1.01]),
+    (lambda x: int(x[0]) ** -1, [2]),
+    (lambda x: int(x[0]) ** int(x[1]), [2, 5]),
+    (lambda x: float(x[0]) ** 0.5, [4.0]),
+], ids=["div0", "div", "floordiv0", "mod0", "divmod", "fmod0", "zero_to_negative", "pow_overflow", "pow",
+        "int_to_negative", "int_pow", "sqrt"])
+def test_arithmetic_on_traced_python_numbers_is_pythons_or_raises_pythons_error(fn, x):
+    """Python's arithmetic raises where NumPy's gives inf or nan: ZeroDivisionError, OverflowError."""
+    x = np.array(x)
+    try:
+        want = fn(x)
+    except ArithmeticError as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            cf.jit(fn)(x)
+        return
+    got = cf.jit(fn)(x)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.asarray(g) == w
+
+
+def _fractional_power(x):
+    return float(x[0]) ** 0.5
+
+
+def _traced_power(x):
+    return int(x[0]) ** int(x[1])
+
+
+@pytest.mark.parametrize("fn, x", [(_fractional_power, [-4.0]), (_traced_power, [2, -1])])
+def test_a_python_number_whose_type_would_depend_on_its_value_is_a_clear_error(fn, x):
+    with pytest.raises(cf.UnsupportedError, match="cannot depend on its value"):
+        cf.jit(fn)(np.array(x))
+
+
+def _math_sqrt(x):
+    return math.sqrt(float(x[0]))
+
+
+def _math_log(x):
+    return math.log(float(x[0])), math.log(float(x[0]), 2), math.log10(float(x[0]))
+
+
+def _math_exp(x):
+    return math.exp(float(x[0]))
+
+
+def _math_misc(x):
+    return math.floor(float(x[0])) + 1, math.atan2(float(x[0]), 1.0), math.isnan(float(x[0])), math.cos(x[0])
+
+
+@pytest.mark.parametrize("fn, x", [(_math_sqrt, [4.0]), (_math_sqrt, [-4.0]), (_math_log, [8.0]), (_math_log, [0.0]),
+                                   (_math_exp, [1000.0]), (_math_exp, [0.5]), (_math_misc, [2.7])])
+def test_math_functions_of_traced_python_numbers_are_pythons(fn, x):
+    x = np.array(x)
+    try:
+        want = fn(x)
+    except (ValueError, OverflowError) as e:
+        with pytest.raises(type(e), match=str(e)):
+            cf.jit(fn)(x)
+        return
+    got = cf.jit(fn)(x)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)

@@ -9,6 +9,8 @@ everything else is called as it is.
 from __future__ import annotations
 
 import functools
+import math
+import random
 import sys
 import types
 import warnings
@@ -19,7 +21,7 @@ from .. import debug
 from ..errors import UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
-from ..tracing import outside, python_ints
+from ..tracing import implicit, outside, python_ints
 from ..tracing.array import Either, TracedArray
 from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
@@ -57,18 +59,25 @@ def call(fn, *args, **kwargs):
     if fn is len and len(args) == 1 and not kwargs and outside.is_outside(args[0]):
         return outside.length(args[0])  # (guarded)
     if fn is getattr and len(args) in (2, 3) and not kwargs and type(args[1]) is str:
-        try:
-            return read_attribute(args[0], args[1], call)
-        except AttributeError:
-            if len(args) == 2:
-                raise
+        if len(args) == 3 and not outside.has(args[0], args[1], "attribute"):
             return args[2]
+        return read_attribute(args[0], args[1], call)
+    if (fn in python_ints.MATH or fn is math.log) and any(isinstance(a, TracedArray) for a in args) and not kwargs:
+        return python_ints.python_math(fn, args)  # (math.exp(float(x[0])): Python's numbers and errors)
+    if fn is next and args:
+        implicit.advanced(args[0])
+    if fn is vars and len(args) == 1 and not kwargs and outside.is_outside(args[0]):
+        return read_attribute(args[0], "__dict__", call)
     if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is str and outside.is_outside(args[0]):
         return outside.has(args[0], args[1], "attribute")
     if fn is dict and len(args) == 1 and not kwargs and type(args[0]) is dict and outside.is_outside(args[0]):
         return read_attribute(args[0], "copy", call)()
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
+    if fn is type and len(args) == 1 and outside.is_outside(args[0]):  # type(self).count += 1: its class's state
+        cls = type(args[0])
+        outside.reached(cls, cls.__name__)
+        return cls
     if fn is sorted and len(args) == 1 and isinstance(args[0], TracedArray) and args[0].ndim == 1 \
             and set(kwargs) <= {"reverse"}:  # its elements, in NumPy's order (NaN last; Python's is undefined)
         ordered = np.sort(args[0])
@@ -91,8 +100,13 @@ def call(fn, *args, **kwargs):
         return hidden.__array_function__(fn, (type(hidden),), args, kwargs)
     user = _user_callable(fn)
     if user is not None:
+        outside.defaults_reached(fn)  # (def f(x, acc=[]): the list is the function's, kept between calls)
         return user(*args, **kwargs)
     owner = getattr(fn, "__self__", None)
+    if isinstance(owner, random.Random):  # (random.random(), rng.uniform(...): the random module's own state)
+        raise located(UnsupportedError(
+            f"random.{getattr(fn, '__name__', 'Random')} (Python's random module) runs when the function is traced, "
+            "not at each call, so compiled code would repeat its numbers: use np.random inside the function"))
     if isinstance(owner, np.generic) and isinstance(fn, types.BuiltinMethodType) and \
             any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
         return getattr(TracedArray(ops.constant(np.asarray(owner)), scalar=True), fn.__name__)(*args, **kwargs)

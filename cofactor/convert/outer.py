@@ -8,11 +8,13 @@ function (to its module's globals, the builtins, or the cells of the functions a
 rewritten from ``G`` to ``__cf_outer__.read("G", G)``: ``__cf_outer__`` knows the module and
 the cells of the function it was converted from (a builtin, found in neither, is left alone).
 Reads of attributes and items go through it too (``self.w`` is ``__cf_outer__.attribute(self,
-"w")``, ``d[k]`` is ``__cf_outer__.item(d, k)``, not a slice): what an object from outside holds
-is read like a global (tracing/implicit.py).  ``t.a op= v`` reads ``t.a`` that way and stores the
-result back, as Python does.  Names rebound under ``global`` or ``nonlocal`` are read the same way:
-the module's globals and the caller's cells are outside state, so what the function stores in
-them is there after each call.
+"w")``, ``d[k]`` is ``__cf_outer__.item(d, k)``, a single slice included), and so do the places
+where Python iterates or tests a container (``W, b = self.params``, ``*args``, a comprehension's
+iterable: ``unpacked``; ``k in d``: ``contains``) and attribute stores (``set_attribute``: a
+property's setter): what an object from outside holds is read like a global (tracing/outside.py).
+``t.a op= v`` reads ``t.a`` that way and stores the result back, as Python does.  Names rebound
+under ``global`` or ``nonlocal`` are read the same way: the module's globals and the caller's
+cells are outside state, so what the function stores in them is there after each call.
 
 Names are resolved as Python's compiler resolves them, on the converted function (whose control
 flow is already rewritten into nested functions): a name bound in a scope (parameters,
@@ -25,12 +27,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import operator
-
+import collections
+import functools
 import inspect
+import operator
+import types
 
-from ..errors import forwards_calls
+from ..errors import ConcretizationError, forwards_calls, located
 from ..tracing import implicit, outside
+from ..tracing.array import TracedArray
 
 OUTER = "__cf_outer__"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -120,6 +125,24 @@ class _RouteOuterReads(ast.NodeTransformer):
             return _outer_call("item", [node.value, _outer_call("slice", bounds, node.slice)], node)
         return node
 
+    def visit_Assign(self, node):
+        """``W, b = self.params``: the items an outside sequence gives when unpacked are its slots;
+        ``obj.name = v`` goes through ``__cf_outer__.set_attribute`` (a property's setter, converted)."""
+        self.generic_visit(node)
+        if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+            node.value = _outer_call("unpacked", [node.value], node.value)
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Attribute) and not _generated(target.value):
+            call = _outer_call("set_attribute", [target.value, ast.Constant(target.attr), node.value], node)
+            return ast.copy_location(ast.Expr(call), node)
+        return node
+
+    def visit_Starred(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            node.value = _outer_call("unpacked", [node.value], node.value)
+        return node
+
     def visit_Compare(self, node):
         """``k in c`` and ``k not in c``: what a trace learns of an outside container's keys is guarded."""
         self.generic_visit(node)
@@ -184,6 +207,7 @@ class _RouteOuterReads(ast.NodeTransformer):
         for k, comp in enumerate(node.generators):
             if k:
                 comp.iter = self.visit(comp.iter)
+            comp.iter = _outer_call("unpacked", [comp.iter], comp.iter)  # (its items: an outside list's slots)
             comp.ifs = [self.visit(test) for test in comp.ifs]
         for field in ("key", "value") if isinstance(node, ast.DictComp) else ("elt",):
             setattr(node, field, self.visit(getattr(node, field)))
@@ -247,32 +271,54 @@ class Outer:
             if id(cell) not in self.caller_cells:
                 return value
             outside.reached(cell, name)  # what the function stores in it is there after each call
+            if outside.rebound(cell, "cell_contents", value):  # (its own value, since it rebound the name)
+                return implicit.known(value)
             return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
         module = self.globals
         if name not in module:
             return value  # a builtin (range, len, abs): not checked at every call
         outside.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
+        if outside.rebound(module, name, value):
+            return implicit.known(value)
         return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
 
     def attribute(self, obj, name):
         return read_attribute(obj, name, self.call)
 
-    @staticmethod
-    def item(container, key):
+    def set_attribute(self, obj, name, value):
+        """``obj.name = value``; a property's setter of an object from outside runs as converted code
+        (what it reads and counts, read and counted at every call)."""
+        setter = inspect.getattr_static(type(obj), name, None)
+        if isinstance(setter, property) and setter.fset is not None and outside.is_outside(obj):
+            self.call(setter.fset, obj, value)
+        else:
+            _set_attribute(obj, name, value)
+
+    def item(self, container, key):
         if type(key) is slice and type(container) in (list, tuple):
             return outside.sliced(container, key)
+        if isinstance(container, dict) and isinstance(key, TracedArray):
+            raise located(ConcretizationError(
+                "a dict looked up with a traced key: which entry is known only when the compiled function runs "
+                "(hold the values in an array and index it, np.asarray(values)[k], or choose with np.where)"))
+        factory = getattr(container, "default_factory", None)
+        if isinstance(container, collections.defaultdict) and isinstance(factory, types.FunctionType) and \
+                outside.is_outside(container) and not outside.has(container, key, "item"):
+            container[key] = self.call(factory)  # (defaultdict(lambda: np.zeros(2)): made as converted code)
         try:
             value = _item(container, key)
         except (KeyError, IndexError):
             outside.missing(container, key, "item")
             raise
-        if type(container) is dict or type(container) in (list, tuple) and type(key) is int:
+        if isinstance(container, dict) or type(container) in (list, tuple, collections.deque) and type(key) is int:
             return outside.read_slot(container, key, value, "item")
         return value
 
     @staticmethod
     def contains(container, key):
         return _contains(container, key)
+
+    unpacked = staticmethod(outside.unpacked)
 
     slice = slice
 
@@ -283,26 +329,41 @@ def read_attribute(obj, name, call):
     """``obj.name`` as converted code reads it (``call``: how it calls a function): an outside
     object's attribute as a slot, its property's getter converted (so that what it reads is read
     at every call), an outside dict's or list's reading methods routed (outside.method)."""
+    if isinstance(obj, type):
+        outside.reached(obj, obj.__qualname__)  # (the program's own class: cls.registry in a classmethod)
     try:
-        getter = inspect.getattr_static(type(obj), name, None)
+        getter = inspect.getattr_static(type(obj), name, _MISSING)
     except Exception:  # noqa: BLE001  (an unusual class: read as Python reads it, below)
         getter = None
-    if isinstance(getter, property) and getter.fget is not None and outside.is_outside(obj) and \
-            name not in getattr(obj, "__dict__", ()):
-        return call(getter.fget, obj)
+    if outside.is_outside(obj) and not outside.own_attribute(obj, name):
+        if isinstance(getter, property) and getter.fget is not None:
+            return call(getter.fget, obj)
+        if isinstance(getter, functools.cached_property):
+            outside.guard_has(obj, name, "attribute")  # (computed by this call, kept for the next, as Python does)
+            value = vars(obj)[name] = call(getter.func, obj)
+            return value
+        own_getattr = inspect.getattr_static(type(obj), "__getattr__", None)
+        if getter is _MISSING and isinstance(own_getattr, types.FunctionType):  # what it reads, read at every call
+            return call(own_getattr, obj, name)
+        if name == "__dict__":  # (its attributes as a dict's entries, read as slots)
+            outside.reached(vars(obj), f"{outside.name_of(obj)}.__dict__")
     try:
         value = _attribute(obj, name)
     except AttributeError:
         outside.missing(obj, name, "attribute")
         raise
-    if type(obj) in (dict, list):
+    if isinstance(obj, (dict, list)):
         return outside.method(obj, name, value)
     return outside.read_slot(obj, name, value, "attribute")
+
+
+_MISSING = object()
 
 
 # The user's reads, whose errors (an attribute or key that is not there) are the user's line's, as
 # are those of ``inplace``'s operator.
 _attribute = forwards_calls(lambda obj, name: getattr(obj, name))
+_set_attribute = forwards_calls(lambda obj, name, value: setattr(obj, name, value))
 _item = forwards_calls(lambda container, key: operator.getitem(container, key))
 _contains = forwards_calls(lambda container, key: outside.has(container, key, "item"))
 

@@ -24,7 +24,7 @@ from .outer import OUTER, Outer, route_outer_reads
 
 _FACTORY = "__cofactor_factory__"
 _DEFINED = "__cofactor_defined__"  # the name the factory defines a converted function under
-# Calls that must see the caller's own frame.
+# Calls that must see the caller's own frame (vars() with no argument).
 _FRAME_SENSITIVE = {"super", "locals", "globals", "vars", "eval", "exec"}
 _LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for p in (
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
@@ -35,7 +35,7 @@ class _RouteCalls(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
-        if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE or \
+        if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE and not (func.id == "vars" and node.args) or \
                 isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == RUNTIME:
             return node
         return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name(RUNTIME, ast.Load()), "call", ast.Load()),

@@ -120,6 +120,16 @@ def _traced(x) -> bool:
     return isinstance(x, TracedArray)
 
 
+def _tested(x) -> bool:
+    """Whether ``x``, about to be tested for truth, is traced; the truth of a container from outside
+    (``if self.nodes:``) is its length, which the compiled function is guarded on (tracing/outside.py)."""
+    if isinstance(x, TracedArray):
+        return True
+    if isinstance(x, (list, dict, set)) and outside.is_outside(x):
+        outside.length(x)
+    return False
+
+
 def _scalar_predicate(x):
     """A traced truth value, read as Python's bool() would read an array."""
     return TracedArray(control.predicate(x))
@@ -127,7 +137,7 @@ def _scalar_predicate(x):
 
 def ifexp(test, then, orelse, line):
     """``then() if test else orelse()``; with a traced test, each arm is a branch of a stablehlo.if."""
-    if not _traced(test):
+    if not _tested(test):
         return then() if test else orelse()
     return control.cond_value(test, then, orelse, Scope(sys._getframe(1)), line)
 
@@ -166,14 +176,14 @@ def static(value, message):
 def and_(left, right, line):
     """Python's ``left and right()``: ``left`` where it is false, else ``right()``, which runs only
     then (with a traced ``left``, each is an arm of a conditional expression)."""
-    if not _traced(left):
+    if not _tested(left):
         return left and right()
     return control.cond_value(_scalar_predicate(left), right, lambda: left, Scope(sys._getframe(1)), line)
 
 
 def or_(left, right, line):
     """Python's ``left or right()``: ``left`` where it is true, else ``right()``."""
-    if not _traced(left):
+    if not _tested(left):
         return left or right()
     return control.cond_value(_scalar_predicate(left), lambda: left, right, Scope(sys._getframe(1)), line)
 
@@ -181,7 +191,7 @@ def or_(left, right, line):
 def and_truth(left, right, line):
     """``left and right()`` where only its truth is used (a test): a bool, ``right()`` traced only
     where ``left`` holds."""
-    if not _traced(left):
+    if not _tested(left):
         return left and right()
     truth = _scalar_predicate(left)
     return control.cond_value(truth, lambda: _truth(right()), lambda: truth, Scope(sys._getframe(1)), line)
@@ -189,14 +199,14 @@ def and_truth(left, right, line):
 
 def or_truth(left, right, line):
     """``left or right()`` where only its truth is used."""
-    if not _traced(left):
+    if not _tested(left):
         return left or right()
     truth = _scalar_predicate(left)
     return control.cond_value(truth, lambda: truth, lambda: _truth(right()), Scope(sys._getframe(1)), line)
 
 
 def _truth(x):
-    return _scalar_predicate(x) if _traced(x) else np.bool_(bool(x))
+    return _scalar_predicate(x) if _tested(x) else np.bool_(bool(x))
 
 
 def _identity(test):
@@ -227,11 +237,11 @@ def compare_chain(left, links, line):
 
 
 def not_(x):
-    return np.logical_not(_scalar_predicate(x)) if _traced(x) else not x
+    return np.logical_not(_scalar_predicate(x)) if _tested(x) else not x
 
 
 def if_(test, then_fn, else_fn, get, set_, names, line, exited_else=False):
-    if not _traced(test):
+    if not _tested(test):
         (then_fn if test else else_fn)()
         return
     control.cond(test, then_fn, else_fn, names, get, set_, Scope(sys._getframe(1), get), line,
@@ -248,7 +258,7 @@ def while_(cond_fn, body_fn, get, set_, names, line, rebinds=()):
     promotable = False
     while True:
         test = cond_fn()
-        if _traced(test):
+        if _tested(test):
             _check_bound(options.bound, f"the while loop at line {line}")
             control.while_loop(cond_fn, body_fn, names, get, set_, scope, line, options.attributes,
                                options.bound, rebinds=rebinds, entered=test)

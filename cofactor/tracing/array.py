@@ -546,11 +546,13 @@ def python_arithmetic(ufunc, *operands):
     NumPy gives Python numbers (int64, float64, complex128), and again a Python number (an int
     checked where it could pass int64's range: python_ints.py)."""
     from . import python_ints
+    operands = python_ints.python_operands(ufunc, operands)  # (Python's ZeroDivisionError, 2 ** -1 a float)
     strong = [TracedArray(x.value, scalar=True) if isinstance(x, TracedArray) else np.asarray(x) for x in operands]
     result = _as_python_number(ufunc(*strong))
     first = result[0] if isinstance(result, tuple) else result
     if first.weak is int and all(type(x) is int or getattr(x, "weak", None) is int for x in operands):
         python_ints.checked(ufunc, operands, first)
+    python_ints.python_overflow(ufunc, operands, first)
     return result
 
 

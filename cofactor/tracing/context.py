@@ -89,7 +89,8 @@ class TraceContext(Builder):
         self.argument_arrays: dict = {}  # id of an array the caller passed -> (its leaf index, its TracedArray)
         self.implicit: dict = {}     # id of an array read through a global or cell -> implicit.Implicit
         self.guards: dict = {}       # (global or cell, name) -> implicit.Guard: what a call must find again
-        self.outside: dict = {}      # id of an object from outside (an argument, self, a global's) -> implicit.Outside
+        self.outside: dict = {}      # id of an object from outside (an argument, self, a global's) -> outside.Outside
+        self.origins: dict = {}      # id of what a slot of one held when the trace first saw it -> (the object, its key)
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)

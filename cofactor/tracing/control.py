@@ -22,6 +22,7 @@ too: one that writes is moved to the end of the body (while_loop).
 from __future__ import annotations
 
 import contextlib
+import types
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..ir import ops
 from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
-from . import checks, context
+from . import checks, context, outside
 from .array import Journal, TracedArray, make_stale, serial_now
 from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
                     Worlds, as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
@@ -85,7 +86,13 @@ def slot_value(slot):
     (``self.h`` of an object from outside) is that input's traced array."""
     value = slot.get()
     read = context.current().implicit.get(id(value))  # (each is alive while traced: its id is its own)
-    return value if read is None else read.array
+    if read is not None:
+        return read.array
+    if isinstance(value, np.ndarray) and outside.is_outside(slot.container) and \
+            not isinstance(slot.container, types.CellType):  # (an array held there, read now: an implicit input)
+        return outside.read_slot(slot.container, slot.key, value,
+                                 "item" if isinstance(slot.container, (dict, list, tuple)) else "attribute")
+    return value
 
 
 class Bindings:

@@ -109,6 +109,8 @@ class Heap:
         self.owners: dict[int, TracedArray] = {}   # every reachable owner array
         self.observable: set[int] = set(context.arguments)  # ids of owners seen outside the region's variables
         self.containers: list = []                 # (container, {key: value}) of every reachable container
+        self.sized: list = []                      # (list, dict or set, a copy): the region's own variables' and
+                                                   # every reachable set, whose size must not change either
         seen: set[int] = set(scope.cells)
         frame = scope.frame
         stack = [(value, 0) for value in context.objects.values()]
@@ -117,7 +119,11 @@ class Heap:
             if not frame.f_code.co_filename.startswith(_PACKAGE):  # cofactor's own frames hold no user state
                 name = frame.f_code.co_name
                 for local, value in frame.f_locals.items():
-                    if local.startswith(GENERATED) or local == "__cofactor__" or in_function and local in own_names:
+                    if local.startswith(GENERATED) or local == "__cofactor__":
+                        continue
+                    if in_function and local in own_names:  # (out += [v] changes the list it holds)
+                        if isinstance(value, (list, dict, set)):
+                            self.sized.append((value, value.copy()))
                         continue
                     stack.append((value, 0))
                 if not name.startswith(GENERATED):
@@ -140,6 +146,8 @@ class Heap:
                 if not value.__name__.startswith(GENERATED) and value.__closure__ and \
                         not value.__code__.co_filename.startswith(_PACKAGE):
                     stack += [(cell, depth + 1) for cell in value.__closure__]
+            elif isinstance(value, set):
+                self.sized.append((value, value.copy()))
             elif _is_container(value):
                 contents = _contents(value)
                 self.containers.append((value, contents))
@@ -151,13 +159,15 @@ class Heap:
                 if key in contents and contents[key] is not now]
 
     def check_sizes(self, where: str):
-        """A list or dict that grows or shrinks in a traced branch or loop is an error: the body
-        runs once at trace time, so its length would be the trace's, not the run's (which branch
-        runs, and how often a loop does, is known only at run time)."""
-        for c, contents in self.containers:
-            if isinstance(c, (list, dict)) and len(c) != len(contents) and len(contents) < _WIDTH:
-                kind = "list" if isinstance(c, list) else "dict"
-                added = c[len(contents):] if isinstance(c, list) else [v for k, v in c.items() if k not in contents]
+        """A list or dict that grows or shrinks in a traced branch or loop, or a set that changes, is
+        an error: the body runs once at trace time, so its length would be the trace's, not the
+        run's (which branch runs, and how often a loop does, is known only at run time)."""
+        for c, contents in [*self.containers, *self.sized]:
+            if isinstance(c, (list, dict, set)) and (len(c) != len(contents) or isinstance(c, set) and c != contents) \
+                    and len(contents) < _WIDTH:
+                kind = type(c).__name__
+                added = c[len(contents):] if isinstance(c, list) else [v for k, v in c.items() if k not in contents] \
+                    if isinstance(c, dict) else []
                 advice = "preallocate an array instead (out = np.zeros(n) before it, out[i] = ... in it)" \
                     if any(isinstance(x, TracedArray) for x in flatten(added)[0]) else \
                     "change it outside the branch or loop, or preallocate an array (out[i] = ...)"

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import TracingError
+from ..errors import TracingError, UnsupportedError, located
 from . import context
 from .array import TracedArray
 from .trace import argument_type, is_array
@@ -137,12 +137,36 @@ def read(value, name: str, key, fetch: Callable):
     return implicit.array
 
 
+def advanced(iterator):
+    """Refuse ``next()`` of an iterator (a generator, itertools.count) read from a global, a cell or
+    an object from outside: its state is Python's, which compiled code advances once, when traced."""
+    if not context.is_tracing():
+        return
+    if any(isinstance(g.same_as, _Object) and g.same_as.value is iterator for g in context.current().guards.values()):
+        raise located(UnsupportedError(
+            f"the compiled function advances a {type(iterator).__name__} from outside it, whose state is Python's: "
+            "compiled code would advance it once, when traced, not at each call (pass the values it gives as "
+            "arguments instead)"))
+
+
+def known(value):
+    """``value`` as the running trace already reads it: the traced array of the argument or the
+    implicit input it is, or itself."""
+    trace = context.current()
+    if id(value) in trace.argument_arrays:
+        return trace.argument_arrays[id(value)][1]
+    if id(value) in trace.implicit:
+        return trace.implicit[id(value)].array
+    return value
+
+
 def check(guards, arrays) -> None:
     """Raise StaleCall unless every guard holds for this call (``arrays``: its array leaves)."""
     for guard in guards:
         try:
             now = guard.fetch()
-        except (NameError, KeyError, ValueError) as e:  # deleted since the trace (an empty cell: ValueError)
+        except (NameError, KeyError, IndexError, AttributeError, ValueError) as e:  # gone since the trace
+            # (a global, a key, an item, an attribute; an empty cell: ValueError)
             raise StaleCall(f"{guard.name!r} is gone ({e})") from None
         if guard.same_as is not None:
             other = arrays[guard.same_as] if isinstance(guard.same_as, int) else guard.same_as.fetch()

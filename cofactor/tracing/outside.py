@@ -2,15 +2,20 @@
 
 NumPy code keeps state in objects it did not make: a model's weights in ``self.w``, a memo dict,
 a global list it logs to, a dict of parameters passed in.  The *outside* objects are the
-function's object arguments, the ``self`` of a compiled bound method, the module's globals and
-the caller's closure cells, the lists and dicts among its arguments, and the instances, dicts,
-lists and tuples read through any of these.
+function's object arguments, the ``self`` of a compiled bound method (or of one a partial
+binds), the module's globals and the caller's closure cells, the lists and dicts among its
+arguments, and the instances, dicts, lists, tuples, deques, sets and the program's own classes
+read through any of these.
 
 **Reads.**  Their own slots (an instance's attributes in its ``__dict__``, a property's getter
 run as converted code, a dict's entries, a list's or tuple's items) are read as globals are
 (implicit.py): an array is an implicit input, fetched at every call; a number a guarded constant;
 an object outside state in turn.  What the trace learns about a container's keys is guarded
-too: ``k in memo``, ``len(log)``, ``hasattr(self, "buf")``, iterating a dict, a missing key.
+too: ``k in memo``, ``len(log)``, ``if self.nodes:``, ``hasattr(self, "buf")``, iterating a dict,
+a missing key.  Guards compare with the container as the trace first saw it: what the trace
+reads after changing it (``log.append(x); len(log)``) follows from that.  A value read from a
+slot the function changed is its own (a dict it made and stored), or the array that the slot it
+came from held (an item moved by ``stack.pop()``), fetched from there at every call.
 
 **Writes.**  When the trace ends, every slot the function changed gets its old value back (no
 traced value escapes into the caller's objects, and a trace made twice does its Python work
@@ -18,23 +23,28 @@ once), and becomes a ``Store``: after each call, the slot gets the value the fun
 built again from the call's own values: an array or number it computed (a result), an argument
 or implicit input it stored as it was (that very object, as NumPy keeps it), a container of
 those made anew, or any other object as it is.  A list that grew by appends grows by the same
-items; a deleted key is deleted.  An argument's lists and dicts are rebuilt by the trace, so
-their stores name their place among the call's arguments, and go to the call's own containers.
+items; a deleted key is deleted; a dict reordered, or a list or set otherwise changed, gets its
+whole contents.  An argument's lists and dicts are rebuilt by the trace, so their stores name
+their place among the call's arguments, and go to the call's own containers.  cofactor's own
+objects (a random generator the function made) cannot be left there: a clear error.
 """
 from __future__ import annotations
 
+import collections
+import functools
 import operator
+import sys
+import sysconfig
 import types
 from dataclasses import dataclass
 
 import numpy as np
 
-
-from ..errors import UnsupportedError, forwards_calls
+from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
 from . import context
 from .array import TracedArray, defers_tracing
-from .implicit import Guard, read
-from .trace import PythonNumber
+from .implicit import Guard, advanced, is_constant, known, read
+from .trace import PythonNumber, is_array
 
 
 @dataclass
@@ -65,11 +75,53 @@ class Store:
 _user = forwards_calls(lambda fn, *args: fn(*args))
 _NOT_STATE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, TracedArray)
 _MISSING = object()
+_SEQUENCES = (list, tuple, collections.deque)
 
 
 def _is_state(value) -> bool:
-    return isinstance(value, (dict, list, tuple, types.CellType)) or hasattr(value, "__dict__") and \
-        not isinstance(value, _NOT_STATE)
+    return isinstance(value, (dict, *_SEQUENCES, set, types.CellType)) or \
+        (hasattr(value, "__dict__") or _slot_names(type(value))) and not isinstance(value, _NOT_STATE) or \
+        isinstance(value, type) and _user_class(value)
+
+
+@functools.cache
+def _slot_names(cls: type) -> tuple:
+    """The ``__slots__`` attributes of the program's own class ``cls`` (and of its bases)."""
+    if not _user_class(cls):
+        return ()
+    names = []
+    for c in cls.__mro__:
+        declared = vars(c).get("__slots__", ())
+        names += [n for n in ([declared] if isinstance(declared, str) else declared) if n not in ("__dict__", "__weakref__")]
+    return tuple(dict.fromkeys(names))
+
+
+def _attributes(obj) -> dict:
+    """An instance's own attributes: its ``__dict__``, and the ``__slots__`` it has set."""
+    own = dict(vars(obj)) if hasattr(obj, "__dict__") else {}
+    for name in _slot_names(type(obj)):
+        value = getattr(obj, name, _MISSING)
+        if value is not _MISSING:
+            own[name] = value
+    return own
+
+
+def own_attribute(obj, name) -> bool:
+    """Whether ``name`` is an attribute ``obj`` holds itself (in its ``__dict__`` or a slot)."""
+    return name in getattr(obj, "__dict__", ()) or name in _slot_names(type(obj))
+
+
+_LIBRARIES = tuple(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+
+
+@functools.cache
+def _user_class(cls: type) -> bool:
+    """A class of the program's own (its attributes are state: a counter ``type(self).n += 1``),
+    not one of Python's, NumPy's or another library's."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    return module is not None and (cls.__module__ == "__main__" or path is not None and not path.startswith(_LIBRARIES)
+                                   and not cls.__module__.startswith("cofactor"))
 
 
 def _slots(obj) -> dict:
@@ -80,15 +132,34 @@ def _slots(obj) -> dict:
             return {}
     if isinstance(obj, dict):
         return dict(obj)
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, _SEQUENCES):
         return dict(enumerate(obj))
-    return dict(vars(obj))
+    if isinstance(obj, set):
+        return {item: item for item in obj}
+    return _attributes(obj)
 
 
 def _slot(obj, key):
     if isinstance(obj, types.CellType):
         return obj.cell_contents
-    return obj[key] if isinstance(obj, (dict, list, tuple)) else vars(obj)[key]
+    if isinstance(obj, (dict, *_SEQUENCES)):
+        return obj[key]
+    return vars(obj)[key] if key in getattr(obj, "__dict__", ()) else getattr(obj, key)
+
+
+def _slot_name(outside: "Outside", key) -> str:
+    if isinstance(outside.obj, types.CellType):
+        return outside.name
+    return f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, *_SEQUENCES)) else f"{outside.name}.{key}"
+
+
+def _replace_contents(obj, values):
+    """``obj`` (a list, deque, set or dict) holds ``values`` and nothing else."""
+    if isinstance(obj, list):
+        obj[:] = values
+    else:
+        obj.clear()
+        obj.update(values) if isinstance(obj, (set, dict)) else obj.extend(values)
 
 
 def _outside(obj) -> Outside | None:
@@ -100,13 +171,42 @@ def is_outside(obj) -> bool:
     return _outside(obj) is not None
 
 
+def name_of(obj) -> str:
+    """What an outside object is called in messages (``self``, ``CONFIG['w']``)."""
+    return _outside(obj).name
+
+
 def reached(obj, name: str):
     """``obj`` came from outside the function (by ``name``): its slots are outside state."""
     if not context.is_tracing():
         return
     trace = context.current()
     if id(obj) not in trace.outside and _is_state(obj):  # (held there: its id stays its own)
-        trace.outside[id(obj)] = Outside(name, obj, _slots(obj))
+        slots = _slots(obj)
+        if not any(isinstance(v, TracedArray) for v in slots.values()):  # (one that does, the trace made)
+            _register(trace, Outside(name, obj, slots))
+
+
+def rebound(container, key, value) -> bool:
+    """Whether the slot ``key`` of the outside ``container`` (a module's globals, a cell) holds
+    ``value`` because the function rebound it: what it reads there is its own value."""
+    o = _outside(container)
+    return o is not None and value is not o.slots.get(key, _MISSING)
+
+
+def _register(trace, outside: Outside):
+    trace.outside[id(outside.obj)] = outside
+    for key, value in outside.slots.items():
+        if not is_constant(value):
+            trace.origins.setdefault(id(value), (outside.obj, key))
+
+
+def defaults_reached(fn):
+    """The default values of ``fn``'s parameters (``acc=[]``) are objects from outside it."""
+    fn = getattr(fn, "__func__", fn)
+    defaults = (getattr(fn, "__defaults__", None) or ()) + tuple((getattr(fn, "__kwdefaults__", None) or {}).values())
+    for value in defaults:
+        reached(value, f"a default argument of {getattr(fn, '__name__', 'the function')}")
 
 
 def arguments_reached(args: tuple, kwargs: dict):
@@ -116,8 +216,9 @@ def arguments_reached(args: tuple, kwargs: dict):
 
     def walk(value, path, name):
         if type(value) in (list, dict):
-            trace.outside[id(value)] = Outside(name, value, _slots(value), path)
-        if isinstance(value, (list, tuple, dict)):
+            _register(trace, Outside(name, value, _slots(value), path))
+        if type(value) in (list, tuple, dict) or isinstance(value, tuple) and hasattr(type(value), "_fields"):
+            # (what the pytree rebuilt: a dict subclass is the caller's own object, reached as one)
             for key, item in value.items() if isinstance(value, dict) else enumerate(value):
                 walk(item, path + (key,), f"{name}[{key!r}]")
 
@@ -127,43 +228,56 @@ def arguments_reached(args: tuple, kwargs: dict):
         walk(value, (1, key), key)
 
 
-def _guard(key, name: str, fetch, constant=_MISSING):
-    """Guard what the trace learnt of a container: ``fetch()`` must give ``constant`` again at a
-    call (by default, what it gives now)."""
+def _guard(key, name: str, fetch, constant):
+    """Guard what the trace learnt of a container: at a call, ``fetch()`` must give ``constant``,
+    what it gave when the trace first saw the container (the trace may have changed it since: what
+    it read then follows from how it started)."""
     guards = context.current().guards
     if key not in guards:
-        guards[key] = Guard(name, fetch, fetch() if constant is _MISSING else constant)
+        guards[key] = Guard(name, fetch, constant)
 
 
 def _guards_keys(outside: Outside, what: str):
-    """The trace depends on ``outside``'s keys (``what``: "keys" of a dict or an instance, "length"
-    of a list); an argument's container has them in the call's signature already."""
+    """The trace depends on ``outside``'s keys (``what``: "keys" of a dict or an instance, in order,
+    "length" of a sequence); an argument's container has them in the call's signature already."""
     obj = outside.obj
     if outside.path is not None or isinstance(obj, (tuple, types.CellType)):
         return
-    if what == "length" or isinstance(obj, list):
-        _guard(("length", id(obj)), f"len({outside.name})", lambda: len(obj))
+    if what == "length" or isinstance(obj, _SEQUENCES):
+        _guard(("length", id(obj)), f"len({outside.name})", lambda: len(obj), len(outside.slots))
     else:
-        _guard(("keys", id(obj)), f"the keys of {outside.name}", lambda: tuple(_slots(obj)))
+        _guard(("keys", id(obj)), f"the keys of {outside.name}", lambda: tuple(_slots(obj)), tuple(outside.slots))
 
 
 def has(container, key, kind: str) -> bool:
     """``key in container`` (``kind`` "item") or ``hasattr(container, key)`` ("attribute"), guarded
     where the container is from outside (a memo dict, an attribute made on first call)."""
+    if kind == "item" and isinstance(container, (dict, set, frozenset)) and isinstance(key, TracedArray):
+        raise located(ConcretizationError(
+            f"a traced value looked up in a {type(container).__name__}: whether it is there is known only when the "
+            "compiled function runs (keep the keys in an array and compare: np.any(keys == k))"))
     outside = _outside(container)
-    if kind == "item" and type(container) in (list, tuple) and outside is not None:
+    if kind == "item" and isinstance(container, _SEQUENCES) and outside is not None:
         return _user(operator.contains, items(container), key)  # (compares the items, read as slots)
     present = _user(operator.contains, container, key) if kind == "item" else _user(hasattr, container, key)
-    if outside is not None and outside.path is None and not isinstance(container, (list, tuple)) and \
-            not (kind == "attribute" and isinstance(getattr(type(container), key, None), property)):
-        try:
-            hash(key)
-        except TypeError:
-            return present
-        owner = container if kind == "item" else vars(container)
-        _guard(("has", id(container), key), f"{key!r} in {outside.name}" if kind == "item" else
-               f"hasattr({outside.name}, {key!r})", lambda: key in owner)
+    if outside is not None and not (kind == "attribute" and isinstance(getattr(type(container), key, None), property)):
+        guard_has(container, key, kind)
     return present
+
+
+def guard_has(container, key, kind: str):
+    """The trace depends on whether the outside ``container`` has ``key`` (``kind``: "item" or
+    "attribute", one of its instance's own)."""
+    outside = _outside(container)
+    if outside is None or outside.path is not None or isinstance(container, types.CellType):
+        return
+    try:
+        hash(key)
+    except TypeError:
+        return
+    fetch = (lambda: key in container) if kind == "item" else (lambda: key in _attributes(container))
+    _guard(("has", id(container), key), f"{key!r} in {outside.name}" if kind == "item" else
+           f"hasattr({outside.name}, {key!r})", fetch, key in outside.slots)
 
 
 def length(container) -> int:
@@ -179,18 +293,32 @@ def read_slot(container, key, value, kind: str):
     (``kind`` "item"), just read as ``value``: where ``container`` is outside state and the slot its
     own (an attribute in its ``__dict__``, an entry, an item), the slot read as a global is."""
     outside = _outside(container)
-    if outside is None or kind == "attribute" and key not in getattr(container, "__dict__", ()):
+    if outside is not None and kind == "attribute" and not own_attribute(container, key):
+        owner = next((c for c in type(container).__mro__ if key in vars(c)), None)  # a class attribute
+        if owner is None or not _user_class(owner) or not is_constant(value) and not is_array(value):
+            return value  # (a method, bound anew at each read)
+        reached(owner, owner.__name__)
+        container, outside = owner, _outside(owner)
+    if outside is None:
         return value
-    if kind == "attribute":
-        return read(value, f"{outside.name}.{key}", ("slot", id(container), key), lambda: getattr(container, key))
-    return read(value, f"{outside.name}[{key!r}]", ("slot", id(container), key), lambda: container[key])
+    if isinstance(container, _SEQUENCES) and type(key) is int and key < 0:  # (which item is last depends on the length)
+        key += length(container)
+    if value is not outside.slots.get(key, _MISSING):  # not what the slot held at first sight: moved or made
+        if key not in outside.slots and not isinstance(container, _SEQUENCES):
+            guard_has(container, key, kind)  # (made by this trace: d[k] of a defaultdict, an attribute set)
+        origin = None if is_constant(value) else context.current().origins.get(id(value))
+        if origin is None:  # made by the function: its own value (an input it already reads, a constant)
+            return known(value)
+        outside = _outside(origin[0])
+        container, key = origin
+    return read(value, _slot_name(outside, key), ("slot", id(container), key), lambda: _slot(container, key))
 
 
 def missing(container, key, kind: str):
     """A read of ``container[key]`` or ``container.key`` failed: where the container is from outside,
     the trace depends on the key being absent (code that catches the KeyError)."""
     if _outside(container) is not None:
-        if isinstance(container, (list, tuple)):
+        if isinstance(container, _SEQUENCES):
             length(container)
         else:
             has(container, key, kind)
@@ -200,13 +328,30 @@ def items(iterable):
     """What iterating ``iterable`` gives converted code: an outside list's or tuple's items read as
     its slots (``for p in self.params: p -= lr * g`` updates the caller's arrays, read at every
     call); an outside dict's keys, guarded."""
-    outside = _outside(iterable) if type(iterable) in (list, tuple, dict) else None
+    if hasattr(type(iterable), "__next__"):
+        advanced(iterable)  # (a generator from outside: Python's state)
+    outside = _outside(iterable) if isinstance(iterable, (dict, set, *_SEQUENCES)) else None
     if outside is None:
         return iterable
     _guards_keys(outside, "keys")
-    if isinstance(iterable, dict):
+    if isinstance(iterable, (dict, set)):
         return list(iterable)
-    return type(iterable)(read_slot(iterable, k, value, "item") for k, value in enumerate(iterable))
+    return [_unpacked(read_slot(iterable, k, value, "item")) for k, value in enumerate(iterable)]
+
+
+def _unpacked(item):
+    """An item as code that unpacks it reads it: an outside tuple (``for name, w in self.named``) as
+    a tuple of its items, read as slots (a tuple cannot change: a copy is as good)."""
+    if isinstance(item, tuple) and _outside(item) is not None:
+        values = items(item)
+        return type(item)(*values) if hasattr(type(item), "_fields") else tuple(values)
+    return item
+
+
+def unpacked(iterable):
+    """What unpacking ``iterable`` gives (``W, b = self.params``, ``f(*self.args)``, a comprehension
+    over ``self.layers``): an outside sequence's items read as slots."""
+    return items(iterable) if isinstance(iterable, _SEQUENCES) else iterable
 
 
 def contents(value):
@@ -214,13 +359,13 @@ def contents(value):
     as its items, read as slots, nested ones too."""
     if type(value) not in (list, tuple) or _outside(value) is None:
         return value
-    return type(value)(contents(item) for item in items(value))
+    return [contents(item) for item in items(value)]
 
 
 def sliced(sequence, index: slice):
     """``sequence[index]`` of an outside list or tuple: the items read as slots."""
     picked = items(sequence)
-    return picked[index] if picked is not sequence else sequence[index]
+    return type(sequence)(picked[index]) if picked is not sequence else sequence[index]
 
 
 def method(container, name: str, bound):
@@ -228,13 +373,13 @@ def method(container, name: str, bound):
     list read their values as slots (``params.get("w")``, ``for k, v in d.items()``,
     ``stack.pop()``); other methods, and those of other objects, are ``bound`` as they are."""
     outside = _outside(container)
-    if outside is None or type(container) not in (dict, list):
+    if outside is None or not isinstance(container, (dict, list)):
         return bound
 
     def value(key):
         return read_slot(container, key, container[key], "item")
 
-    if type(container) is list:
+    if isinstance(container, list):
         def pop(index=-1):
             if type(index) is not int or not -length(container) <= index < len(container):
                 return _user(container.pop, index)  # (the user's IndexError or TypeError)
@@ -265,9 +410,13 @@ def method(container, name: str, bound):
         _guards_keys(outside, "keys")
         return list(container)
 
+    def ordered(*args, **kwargs):  # (popitem, move_to_end: which key depends on the order of all)
+        keyed()
+        return bound(*args, **kwargs)
+
     routed = {"get": get, "pop": pop, "setdefault": setdefault, "keys": keyed,
               "values": lambda: [value(k) for k in keyed()], "items": lambda: [(k, value(k)) for k in keyed()],
-              "copy": lambda: {k: value(k) for k in keyed()}}
+              "copy": lambda: {k: value(k) for k in keyed()}, "popitem": ordered, "move_to_end": ordered}
     return routed.get(name, bound)
 
 
@@ -276,36 +425,51 @@ def settle(trace, failed=False) -> list:
     the Stores that set it after each call (none when the trace ``failed``).  The leaves of their
     templates that the function computed are ("traced", array) until trace.py makes them results."""
     try:
-        return [] if failed else [store for outside in trace.outside.values() for store in _changes(trace, outside)]
+        if failed:
+            return []
+        sources = _Sources(trace)
+        return [store for outside in list(trace.outside.values()) for store in _changes(outside, sources)]
     finally:  # (an error here too leaves the caller's objects as they were)
         for outside in trace.outside.values():
             _restore(outside)
 
 
-def _changes(trace, outside: Outside) -> list:
+def _changes(outside: Outside, sources: "_Sources") -> list:
     obj, before = outside.obj, outside.slots
+
+    def store(kind, key=None, value=_MISSING):
+        where = outside.name if key is None else _slot_name(outside, key)
+        return Store(outside, kind, key, None if value is _MISSING else sources.template(value, where))
+
     if isinstance(obj, tuple):
         return []
-    sources = _Sources(trace)
-    if isinstance(obj, list):
+    if isinstance(obj, _SEQUENCES):
         old, new = [before[k] for k in range(len(before))], list(obj)
         if len(new) == len(old):
-            return [Store(outside, "set", k, sources.template(b)) for k, (a, b) in enumerate(zip(old, new))
-                    if a is not b]
+            return [store("set", k, b) for k, (a, b) in enumerate(zip(old, new)) if a is not b]
         if len(new) > len(old) and all(a is b for a, b in zip(old, new)):
-            return [Store(outside, "extend", None, sources.template(new[len(old):]))]
+            return [store("extend", None, new[len(old):])]
         if outside.path is None:  # the new contents hold the old items: the call must find them again
             _guard(("items", id(obj)), f"the items of {outside.name} are the same objects",
                    lambda: len(obj) == len(old) and all(a is b for a, b in zip(obj, old)), True)
-        return [Store(outside, "contents", None, sources.template(new))]
+        return [store("contents", None, new)]
+    if isinstance(obj, set):
+        if set(before) == obj:
+            return []
+        _guards_keys(outside, "keys")  # (the new contents depend on all of the old)
+        return [store("contents", None, list(obj))]
     now = _slots(obj)
+    kept_order = [k for k in before if k in now] + [k for k in now if k not in before]
+    if isinstance(obj, dict) and list(now) != kept_order:  # reordered (move_to_end, a key popped and set again)
+        _guards_keys(outside, "keys")
+        return [store("contents", None, now)]
     stores = []
-    for key in list(before) + [k for k in now if k not in before]:
+    for key in kept_order + [k for k in before if k not in now]:
         then, value = before.get(key, _MISSING), now.get(key, _MISSING)
-        if value is _MISSING and then is not _MISSING:
-            stores.append(Store(outside, "delete", key))
+        if value is _MISSING:
+            stores.append(store("delete", key))
         elif value is not then:
-            stores.append(Store(outside, "set", key, sources.template(value)))
+            stores.append(store("set", key, value))
     return stores
 
 
@@ -314,10 +478,15 @@ def _restore(outside: Outside):
     obj, before = outside.obj, outside.slots
     if isinstance(obj, tuple):
         return
-    if isinstance(obj, list):
-        obj[:] = [before[k] for k in range(len(before))]
+    if isinstance(obj, (*_SEQUENCES, set)):
+        now, old = list(obj), list(before.values())
+        if len(now) != len(old) or any(a is not b for a, b in zip(now, old)):
+            _replace_contents(obj, old)
         return
     now = _slots(obj)
+    if isinstance(obj, dict) and [k for k in now if k in before] != [k for k in before if k in now]:
+        _replace_contents(obj, before)  # (its order too)
+        return
     for key in [k for k in now if k not in before]:
         if isinstance(obj, dict):
             del obj[key]
@@ -336,18 +505,16 @@ class _Sources:
 
     def __init__(self, trace):
         params = len(trace.function.arguments) - len(trace.host_inputs)
+        self.trace = trace
         self.arrays = {id(traced): k for k, traced in trace.argument_arrays.values()}
         self.hosts = {id(i.array): i.start.index - params for i in trace.implicit.values()}
         self.containers = {id(o.obj): o.path for o in trace.outside.values() if o.path is not None}
         self.known = {id(o.obj) for o in trace.outside.values()}
-        self.slots = {}  # id of what a slot held when the trace first saw it -> (its Outside, its key)
-        for o in trace.outside.values():
-            for key, value in o.slots.items():
-                self.slots.setdefault(id(value), (o, key))
         self.open = set()  # the objects being made (one that holds itself is kept as it is)
 
-    def template(self, value) -> tuple:
-        """("leaf", source) or (kind, how to build it, children): how to build ``value`` again."""
+    def template(self, value, where: str) -> tuple:
+        """("leaf", source) or ("made", how, children): how to build ``value``, stored in ``where``,
+        again at a call."""
         if id(value) in self.containers:
             return "leaf", ("path", self.containers[id(value)])
         if isinstance(value, TracedArray):
@@ -357,27 +524,33 @@ class _Sources:
                 return "leaf", ("host", self.hosts[id(value)])
             return "leaf", ("traced", value)
         if defers_tracing(value):
-            raise UnsupportedError("an array whose length is known only at run time (x[mask], np.unique) is "
-                                   "stored in an object from outside the compiled function: return it instead")
-        if id(value) in self.slots:  # what a slot held (moved: stack.insert(0, stack.pop())): what it holds at the call
-            return "leaf", ("slot",) + self.slots[id(value)]
+            raise UnsupportedError(f"the compiled function stores an array whose length is known only at run time "
+                                   f"(x[mask], np.unique) in {where}, from outside it: return it instead")
+        if (type(value).__module__ or "").startswith("cofactor."):
+            raise UnsupportedError(
+                f"the compiled function stores a {type(value).__name__} it made in {where}, from outside it: only "
+                "arrays, numbers and Python objects can be left there (a random generator is made outside the "
+                "compiled function, in __init__, and read from there)")
+        origin = None if is_constant(value) else self.trace.origins.get(id(value))
+        if origin is not None:  # what a slot held (moved: stack.insert(0, stack.pop())): what it holds at the call
+            return "leaf", ("slot", self.trace.outside[id(origin[0])], origin[1])
         # An object the function made is made again at each call where it holds what the call computes.
         if id(value) not in self.known and id(value) not in self.open:
             if type(value) in (list, tuple) or isinstance(value, tuple) and hasattr(type(value), "_fields"):
-                made = self._made(value, type(value), list(enumerate(value)))
+                made = self._made(value, type(value), list(enumerate(value)), where)
             elif type(value) is dict:
-                made = self._made(value, dict, list(value.items()))
-            elif _is_state(value) and not isinstance(value, (types.CellType, PythonNumber)):
-                made = self._made(value, value, list(vars(value).items()))
+                made = self._made(value, dict, list(value.items()), where)
+            elif _is_state(value) and not isinstance(value, (types.CellType, PythonNumber, set, collections.deque)):
+                made = self._made(value, value, list(_attributes(value).items()), where)
             else:
                 made = None
             if made is not None:
                 return made
         return "leaf", ("object", value)
 
-    def _made(self, value, how, children):
+    def _made(self, value, how, children, where):
         self.open.add(id(value))
-        children = [(key, self.template(child)) for key, child in children]
+        children = [(key, self.template(child, f"{where}[{key!r}]")) for key, child in children]
         self.open.discard(id(value))
         if all(t[0] == "leaf" and t[1][0] == "object" for _, t in children):
             return None  # nothing of the call's in it: the object as it is
@@ -385,7 +558,10 @@ class _Sources:
 
 
 def results(stores: list, add) -> list:
-    """The stores with their traced leaves made results (``add(array)`` gives its result index)."""
+    """The stores with their traced leaves made results (``add(array)`` gives its result index; an
+    array stored twice is one result, one NumPy array after the call)."""
+    index = {}
+
     def resolved(template):
         if template is None:
             return None
@@ -393,7 +569,9 @@ def results(stores: list, add) -> list:
             source = template[1]
             if source[0] == "traced":
                 array = source[1]
-                return "leaf", ("result", add(array), array.scalar, array.weak)
+                if id(array) not in index:
+                    index[id(array)] = add(array)
+                return "leaf", ("result", index[id(array)], array.scalar, array.weak)
             return template
         return "made", template[1], [(key, resolved(child)) for key, child in template[2]]
 
@@ -413,13 +591,16 @@ def apply(stores: list, outputs, arrays, fetched, originals):
             if isinstance(how, type):  # a namedtuple
                 return how(*(child for _, child in children))
             made = object.__new__(type(how))
-            vars(made).update(children)
+            for key, child in children:
+                object.__setattr__(made, key, child)
             return made
         kind, *source = template[1]
         if kind == "result":
             j, scalar, weak = source
-            value = np.array(outputs[j])
-            return (weak(value) if weak else value[()]) if scalar else value
+            if j not in results:
+                value = np.array(outputs[j])
+                results[j] = (weak(value) if weak else value[()]) if scalar else value
+            return results[j]
         if kind == "array":
             leaf = arrays[source[0]]
             return leaf.value if type(leaf) is PythonNumber else leaf
@@ -428,29 +609,32 @@ def apply(stores: list, outputs, arrays, fetched, originals):
         if kind == "path":
             return _at(originals, source[0])
         if kind == "slot":
-            return _slot(target(source[0]), source[1])
+            return _slot(target(source[0], originals), source[1])
         return source[0]
 
-    def target(outside):
-        return outside.obj if outside.path is None else _at(originals, outside.path)
-
     # Every value is built from the slots as the call found them, before any is set.
+    results = {}
     values = [None if store.template is None else build(store.template) for store in stores]
     for store, value in zip(stores, values):
-        obj = target(store.outside)
+        obj = target(store.outside, originals)
         if store.kind == "extend":
             obj.extend(value)
         elif store.kind == "contents":
-            obj[:] = value
+            _replace_contents(obj, value)
         elif store.kind == "delete":
             if isinstance(obj, dict):
                 obj.pop(store.key, None)
             elif hasattr(obj, store.key):
                 delattr(obj, store.key)
-        elif isinstance(obj, (dict, list)):
+        elif isinstance(obj, (dict, list, collections.deque)):
             obj[store.key] = value
         else:
             setattr(obj, store.key, value)
+
+
+def target(outside: Outside, originals):
+    """The object ``outside`` stands for at a call whose ``(args, kwargs)`` are ``originals``."""
+    return outside.obj if outside.path is None else _at(originals, outside.path)
 
 
 def _at(tree, path):

@@ -15,6 +15,8 @@ scalar make such numbers too.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..errors import UnsupportedError, located
@@ -293,3 +295,124 @@ def python_float(x):
         raise located(TypeError(f"float() argument must be a string or a real number, not "
                                 f"'{x.stands_for().__name__}'"))
     return TracedArray(ops.convert(x.value, np.float64), scalar=True, weak=float)
+
+
+# Python's operator for a ufunc on Python numbers, where Python raises what NumPy computes (inf, nan).
+_PYTHON_OPERATORS = {np.true_divide: operator.truediv, np.floor_divide: operator.floordiv, np.remainder: operator.mod,
+                     np.divmod: divmod}
+
+
+def _kind(x) -> type:
+    return getattr(x, "weak", None) or type(x)
+
+
+def _compared(x, y, direction):
+    """An i1 Value: ``x direction y`` for a Python number ``x`` (traced) and a constant ``y``."""
+    v = x.value
+    return ops.compare(v, ops.constant(np.asarray(y, v.type.dtype)), direction)
+
+
+def python_operands(ufunc, operands) -> tuple:
+    """The operands of Python's arithmetic on Python numbers (some traced) as they are computed, with
+    the run-time checks that raise Python's errors where NumPy's arithmetic would give inf or nan
+    instead: a division by zero, ``0.0 ** -1``, a negative number to a fractional power (complex in
+    Python), an int to a negative power (a float in Python)."""
+    from .array import TracedArray
+    if len(operands) != 2:
+        return operands
+    a, b = operands
+    if ufunc in _PYTHON_OPERATORS:
+        try:
+            _PYTHON_OPERATORS[ufunc](_kind(a)(1), _kind(b)(0))
+        except ZeroDivisionError as e:
+            message = str(e)
+        except TypeError:  # (complex // 0: NumPy's TypeError, raised by the ufunc)
+            return operands
+        if not isinstance(b, TracedArray):
+            if b == 0:
+                raise located(ZeroDivisionError(message))
+        else:
+            checks.error_if(_compared(b, 0, "EQ"), lambda: ZeroDivisionError(message))
+        return operands
+    if ufunc is not np.power or complex in (_kind(a), _kind(b)):
+        return operands
+    if _kind(a) is int and _kind(b) is int:
+        if not isinstance(b, TracedArray):
+            return (python_float(a) if isinstance(a, TracedArray) else float(a), b) if b < 0 else operands
+        if not within(b, 0, INT64[1]):
+            checks.error_if(_compared(b, 0, "LT"), lambda: UnsupportedError(
+                "a Python int raised to a negative power here when the program runs: Python's result is a float, "
+                "and a traced int's type cannot depend on its value (write float(x) ** k)"))
+        return operands
+    base, exponent = (python_float(x).value if isinstance(x, TracedArray) else ops.constant(np.asarray(float(x)))
+                      for x in (a, b))
+    zero = ops.constant(np.asarray(0.0))
+    negative_base = ops.compare(base, zero, "LT")
+    checks.error_if(ops.all_of(ops.compare(base, zero, "EQ"), ops.compare(exponent, zero, "LT")),
+                    lambda: ZeroDivisionError("0.0 cannot be raised to a negative power"))
+    fractional = ops.compare(ops.unary("stablehlo.floor", exponent), exponent, "NE")
+    checks.error_if(ops.all_of(negative_base, fractional), lambda: UnsupportedError(
+        "a negative Python float raised to a fractional power here when the program runs: Python's result is a "
+        "complex number, and a traced float's type cannot depend on its value (write complex(x) ** p)"))
+    return operands
+
+
+def python_overflow(ufunc, operands, result):
+    """OverflowError where Python's ``**`` of finite floats passes float64's range (NumPy: inf)."""
+    from .array import TracedArray
+    if ufunc is not np.power or not isinstance(result, TracedArray) or result.weak is not float or \
+            any(not isinstance(x, TracedArray) and not np.isfinite(x) for x in operands):
+        return
+    infinite = lambda v: ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf, v.type.dtype)),
+                                     "EQ")  # noqa: E731
+    finite = [ops.unary("stablehlo.not", infinite(x.value)) for x in operands if isinstance(x, TracedArray)]
+    checks.error_if(ops.all_of(infinite(result.value), *finite),
+                    lambda: OverflowError("(34, 'Numerical result out of range')"))
+
+
+def _math_functions() -> dict:
+    import math
+    names = ["exp", "expm1", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+             "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "atan2", "hypot", "copysign", "degrees", "radians"]
+    numpy = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh,
+             "atanh": np.arctanh, "atan2": np.arctan2, "fabs": np.fabs}
+    functions = {getattr(math, n): numpy.get(n) or getattr(np, n) for n in names}
+    functions.update({math.pow: np.power, math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc,
+                      math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite})
+    return functions
+
+
+MATH = _math_functions()  # Python's math functions -> NumPy's, for traced Python numbers
+
+
+def python_math(fn, args):
+    """``math.fn(*args)`` of Python numbers some of which are traced: NumPy's function in float64,
+    with Python's results (an int from floor, ceil and trunc; a float otherwise) and Python's
+    errors where NumPy gives nan or inf: ValueError("math domain error"), OverflowError("math range
+    error"), raised after the call.  ``math.log(x[, base])`` is natural log over log of the base."""
+    import math
+    from .array import TracedArray
+    values = [python_float(a) if isinstance(a, TracedArray) else float(a) for a in args]
+    if fn is math.log:
+        base = {2.0: np.log2, 10.0: np.log10}.get(values[1]) if len(values) == 2 and type(values[1]) is float else None
+        result = np.log(values[0]) if len(values) == 1 else base(values[0]) if base else \
+            np.log(values[0]) / np.log(values[1])
+    else:
+        result = MATH[fn](*values)
+    if fn in (math.isnan, math.isinf, math.isfinite):
+        return TracedArray(result.value, scalar=True)
+    traced = [v for v in values if isinstance(v, TracedArray)]
+    finite = ops.all_of(*(ops.binary("stablehlo.and", ops.compare(v.value, v.value, "EQ"),
+                                     ops.compare(ops.unary("stablehlo.abs", v.value),
+                                                 ops.constant(np.asarray(np.inf)), "LT")) for v in traced))
+    r = result.value
+    nan = ops.compare(r, r, "NE")
+    infinite = ops.compare(ops.unary("stablehlo.abs", r), ops.constant(np.asarray(np.inf)), "EQ")
+    domain = nan if fn not in (math.log, math.log2, math.log10, math.log1p, math.atanh) else \
+        ops.binary("stablehlo.or", nan, infinite)
+    checks.error_if(ops.all_of(finite, domain), lambda: ValueError("math domain error"))
+    if fn not in (math.log, math.log2, math.log10, math.log1p, math.atanh):
+        checks.error_if(ops.all_of(finite, infinite), lambda: OverflowError("math range error"))
+    if fn in (math.floor, math.ceil, math.trunc):
+        return python_int(result)
+    return TracedArray(ops.convert(r, np.float64), scalar=True, weak=float)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import sys
 import types
@@ -76,6 +77,8 @@ class Trace:
     mesh: object = None    # the device mesh the program's sharding constraints name (runtime/sharding.py)
     stores: list = dataclasses.field(default_factory=list)  # outside.Stores: what the function left in objects
     # from outside it, set after each call
+    returned: list = dataclasses.field(default_factory=list)  # (output leaf, outside.Outside): objects from
+    # outside it that the function returns, themselves (the leaves of out_types are the others)
 
 
 def output_value(leaf):
@@ -126,14 +129,20 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         for i, leaf in enumerate(leaves):
             if traced[i] is leaf and not implicit.is_constant(leaf):
                 outside.reached(leaf, f"argument {i}")
-        if isinstance(fn, types.MethodType):
-            outside.reached(fn.__self__, "self")
+        fn = _partial_read(fn)
+        bound = fn
+        while isinstance(bound, functools.partial):
+            bound = bound.func
+        if isinstance(bound, types.MethodType):
+            outside.reached(bound.__self__, "self")
+        outside.defaults_reached(bound)
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
         outside.arguments_reached(t_args, t_kwargs)
         try:
-            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs), is_leaf=defers_tracing)
+            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs),
+                                              is_leaf=lambda x: defers_tracing(x) or outside.is_outside(x))
         except RaisesAlways:  # every call raises: the program computes what the message shows
             out_leaves, out_treedef = flatten(None)
         except BaseException as error:  # (raised after the run-time checks before it, if none fires)
@@ -141,7 +150,13 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
                 outside.settle(context, failed=True)  # (promoted: maybe not the program's error: traced again)
                 raise
             out_leaves, out_treedef = flatten(None)
-        stored = outside.settle(context)
+        try:
+            stored = outside.settle(context)
+        except UnsupportedError as e:  # (found after the function returned: named by where it is defined)
+            raise UnsupportedError(f"{e}{_defined(fn)}") from None
+        # An object from outside the function that it returns (self, a list it appends to) is that object.
+        returned = [(k, context.outside[id(leaf)]) for k, leaf in enumerate(out_leaves) if outside.is_outside(leaf)]
+        out_leaves = [leaf for leaf in out_leaves if not outside.is_outside(leaf)]
         out_values, extents = _output_values(out_leaves)
         writebacks = []
         for position, ((k, array), original) in enumerate(zip(inputs, originals)):
@@ -161,7 +176,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
-                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh, stores)
+                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh, stores, returned)
 
 
 def _output_values(out_leaves):
@@ -235,6 +250,19 @@ def _defined(fn) -> str:
 def _where(error) -> str:
     where = location_of(error)
     return f"\n  in user code at {where}" if where else ""
+
+
+def _partial_read(fn):
+    """A functools.partial's bound arguments read as closure variables are (implicit.py): an array
+    is an input, read at every call; a number a guarded constant; an object outside state."""
+    from . import implicit
+    if not isinstance(fn, functools.partial):
+        return fn
+    args = [implicit.read(a, f"the partial's argument {k}", ("partial", id(fn), k), lambda k=k: fn.args[k])
+            for k, a in enumerate(fn.args)]
+    keywords = {name: implicit.read(v, f"the partial's argument {name}", ("partial", id(fn), name),
+                                    lambda name=name: fn.keywords[name]) for name, v in fn.keywords.items()}
+    return functools.partial(_partial_read(fn.func), *args, **keywords)
 
 
 def _argument(leaf, value) -> TracedArray:
