@@ -15,7 +15,7 @@ from collections import deque
 
 import numpy as np
 
-from .errors import TracingError, UnsupportedError
+from .errors import TracingError, UnsupportedError, located
 from .pytree import flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import STATEFUL_TYPES
@@ -112,6 +112,27 @@ def signature(args, kwargs):
     # The same array passed twice is traced as one array (a write through one shows in the other).
     aliases = None if len(set(ids)) == len(ids) else tuple(ids.index(i) for i in ids)
     return (treedef, tuple(_leaf_key(leaf) for leaf in leaves), aliases), arrays
+
+
+def check_shared_containers(args, kwargs):
+    """Refuse a list or dict passed twice (as two arguments, or twice among them): the compiled
+    function gets a container of its own for each place, so what it changes through one would not
+    show through the other, as it does in NumPy."""
+    seen = set()
+
+    def walk(x):
+        if type(x) in (list, dict):
+            if id(x) in seen:
+                raise located(UnsupportedError(
+                    f"the same {type(x).__name__} is passed twice among the arguments of a compiled function; pass it "
+                    "once (cofactor gives each place its own copy, so a change through one would not show in the other)"))
+            seen.add(id(x))
+        if type(x) in (list, tuple, dict) or isinstance(x, tuple) and hasattr(type(x), "_fields"):
+            for item in x.values() if type(x) is dict else x:
+                walk(item)
+
+    walk(args)
+    walk(kwargs)
 
 
 def unsharded(key):

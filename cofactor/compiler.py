@@ -16,8 +16,9 @@ import numpy as np
 
 from .errors import ArgumentError, CompilationError, check_call, warn_in_user_code
 from . import cache, placement
-from .call import (aval_key, changed_arguments, check_implicit_writable, check_writable, cut_to_lengths, numbers_traced,
-                   signature, static_arguments, traced_arguments, unsharded, wait_for, write_back)
+from .call import (aval_key, changed_arguments, check_implicit_writable, check_shared_containers, check_writable,
+                   cut_to_lengths, numbers_traced, signature, static_arguments, traced_arguments, unsharded, wait_for,
+                   write_back)
 from .convert.calls import converted
 from .runtime.devices import devices
 from .passes import runner
@@ -299,6 +300,7 @@ class Compiled:
         return self.call(args, kwargs)
 
     def call(self, args, kwargs, guarded=True):
+        check_shared_containers(args, kwargs)
         originals = args, kwargs
         args, kwargs = self.arguments(args, kwargs)
         key, arrays = signature(args, kwargs)
@@ -369,6 +371,7 @@ class JitFunction:
                     self._by_avals.pop(avals, None)  # compiled anew below
         if is_tracing():  # called from code being traced: it is part of that program
             return converted(self.fn)(*args, **kwargs)
+        check_shared_containers(args, kwargs)
         call = self._arguments(args, kwargs)
         key, arrays = signature(*call)
         compiled = self.cache.get(key)

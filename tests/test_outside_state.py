@@ -866,3 +866,15 @@ def test_a_defaultdict_whose_factory_makes_arrays():
         return s.f, s
 
     _twin(make, [(k, _rng(i).random(2)) for i, k in enumerate("abab")])
+
+
+def test_a_list_passed_twice_is_a_clear_error():
+    def f(a, b, x):
+        a.append(x)
+        return len(b)
+
+    shared = []
+    with pytest.raises(cf.UnsupportedError, match=r"the same list is passed twice.*\n.*test_outside_state.py"):
+        cf.jit(f)(shared, shared, np.ones(2))
+    assert shared == []
+    assert int(np.asarray(cf.jit(f)([], [], np.ones(2)))) == 0
