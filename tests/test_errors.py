@@ -289,3 +289,8 @@ def test_a_dict_looked_up_with_a_traced_key_is_a_clear_error():
 
     with pytest.raises(cf.ConcretizationError, match=r"a dict looked up with a traced key.*\n.*\{0: 1.0, 1: 2.0\}"):
         cf.jit(f)(np.ones(2))
+
+
+def test_unique_rows_of_a_traced_array_are_refused_by_name():
+    with pytest.raises(cf.UnsupportedError, match=r"numpy.unique with axis= \(distinct rows\) of a traced array"):
+        cf.jit(lambda z: np.unique(z, axis=0))(np.array([[1, 2], [1, 2], [3, 4]]))

@@ -230,7 +230,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     a vector with a run-time length, of its valid lanes."""
     known = known_value(ar)
     if known is None and axis is not None:
-        _unsupported("numpy.unique with axis=")
+        raise located(UnsupportedError("numpy.unique with axis= (distinct rows) of a traced array is not supported "
+                                       "yet; np.unique of the rows packed into one value each (a dot with distinct "
+                                       "weights) is, or call it outside the compiled function"))
     if known is not None:
         results = np.unique(known, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan)
         return tuple(wrap(ops.constant(r)) for r in results) if isinstance(results, tuple) else \
