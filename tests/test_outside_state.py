@@ -878,3 +878,17 @@ def test_a_list_passed_twice_is_a_clear_error():
         cf.jit(f)(shared, shared, np.ones(2))
     assert shared == []
     assert int(np.asarray(cf.jit(f)([], [], np.ones(2)))) == 0
+
+
+SHARED = []
+
+
+def test_a_list_passed_in_and_read_as_a_global_is_a_clear_error():
+    def f(lst, x):
+        lst.append(x)
+        return len(SHARED)
+
+    SHARED.clear()
+    with pytest.raises(cf.UnsupportedError, match=r"reads SHARED, the same list it is given as an argument"):
+        cf.jit(f)(SHARED, np.ones(2))
+    assert SHARED == []

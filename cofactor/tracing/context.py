@@ -91,6 +91,7 @@ class TraceContext(Builder):
         self.guards: dict = {}       # (global or cell, name) -> implicit.Guard: what a call must find again
         self.outside: dict = {}      # id of an object from outside (an argument, self, a global's) -> outside.Outside
         self.origins: dict = {}      # id of what a slot of one held when the trace first saw it -> (the object, its key)
+        self.argument_containers: dict = {}  # id of a list or dict passed in -> it (the trace holds a copy)
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)

@@ -108,6 +108,11 @@ def read(value, name: str, key, fetch: Callable):
         return value
     if not array:  # a function, class or object: the one the trace called or read
         guard.same_as = _Object(value)
+        if id(value) in trace.argument_containers:  # (the trace holds a copy of each argument's list)
+            raise located(UnsupportedError(
+                f"the compiled function reads {name}, the same {type(value).__name__} it is given as an argument; "
+                "use one of the two (cofactor gives the argument its own copy, so a change through one would not "
+                "show through the other)"))
         stateful = context.STATEFUL_TYPES.get(type(value))
         if stateful is not None:  # a random Generator: drawn from at every call, as when it is an argument
             return trace.per_trace(("stateful", id(value)), lambda: stateful(value, lambda leaves: fetch()))

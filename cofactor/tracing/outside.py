@@ -209,23 +209,26 @@ def defaults_reached(fn):
         reached(value, f"a default argument of {getattr(fn, '__name__', 'the function')}")
 
 
-def arguments_reached(args: tuple, kwargs: dict):
-    """The lists and dicts among the arguments the function is traced with (rebuilt by the trace,
-    their arrays traced) are outside state, found at their place among a call's arguments."""
+def arguments_reached(traced: tuple, given: tuple):
+    """The lists and dicts among the arguments the function is traced with (``traced``: its
+    ``(args, kwargs)``, rebuilt by the trace, their arrays traced) are outside state, found at their
+    place among a call's arguments (``given``: the arguments as the trace got them, whose lists and
+    dicts the function must not reach another way: implicit.read)."""
     trace = context.current()
 
-    def walk(value, path, name):
+    def walk(value, original, path, name):
         if type(value) in (list, dict):
             _register(trace, Outside(name, value, _slots(value), path))
+            trace.argument_containers[id(original)] = original
         if type(value) in (list, tuple, dict) or isinstance(value, tuple) and hasattr(type(value), "_fields"):
             # (what the pytree rebuilt: a dict subclass is the caller's own object, reached as one)
             for key, item in value.items() if isinstance(value, dict) else enumerate(value):
-                walk(item, path + (key,), f"{name}[{key!r}]")
+                walk(item, original[key], path + (key,), f"{name}[{key!r}]")
 
-    for k, value in enumerate(args):
-        walk(value, (0, k), f"argument {k}")
-    for key, value in kwargs.items():
-        walk(value, (1, key), key)
+    for k, value in enumerate(traced[0]):
+        walk(value, given[0][k], (0, k), f"argument {k}")
+    for key, value in traced[1].items():
+        walk(value, given[1][key], (1, key), key)
 
 
 def _guard(key, name: str, fetch, constant):

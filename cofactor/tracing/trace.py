@@ -139,7 +139,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
-        outside.arguments_reached(t_args, t_kwargs)
+        outside.arguments_reached((t_args, t_kwargs), (args, kwargs))
         try:
             out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs),
                                               is_leaf=lambda x: defers_tracing(x) or outside.is_outside(x))
