@@ -637,3 +637,35 @@ def test_an_array_rebuilt_from_its_elements(rows, cols, shifted):
     f = _rebuilt_from_elements(rows, cols, shifted)
     x = np.random.default_rng(rows * 10 + cols).random((rows, cols))
     np.testing.assert_array_equal(np.asarray(cf.jit(f, optimize=True)(x)), f(x))
+
+
+_INF, _NAN = np.inf, np.nan
+_REWRITES = {  # a wrong Enzyme-JAX rewrite (EXCLUDED_PATTERNS) -> a program it got wrong, and its inputs
+    "mul_zero_pad": (lambda x, y: np.pad(x, (1, 0)) * y, [1.0, 2.0], [_NAN, 1.0, _INF]),
+    "div_zero_pad": (lambda x, y: np.pad(x, (1, 0)) / np.pad(y, (1, 0)), [1.0, 2.0], [1.0, 2.0]),
+    "pad_dot_general": (lambda x, y: np.pad(x, ((0, 0), (1, 0))) @ y, [[1.0, 2.0], [3.0, 4.0]],
+                        [[_NAN, 1.0], [2.0, 3.0], [5.0, 6.0]]),
+    "not_compare": (lambda x, y: ~(x < y), [_NAN, 0.0, 2.0], 1.0),
+    "binop_const_simplify": (lambda x, y: x * 2 // 2, np.array([2147483647, -2147483647, 5], np.int32), 0),
+    "compare_negate_const_simplify": (lambda x, y: -x.T > 0, [[np.iinfo(np.int64).min, -5, 5]], 0),
+    "pow_simplify": (lambda x, y: x ** -0.5, [-0.0, -_INF, 4.0], 0),
+    "power_multiply_to_power": (lambda x, y: (x ** 2 * x ** -1, y ** 0.5 * y ** 0.5), [0.0, _INF, 2.0], [-3.0, 2.0]),
+    "associative_common_mul_op_reordering": (lambda x, y: 2.0 * x - 3.0 * x, [_INF, 2.0], 0),
+    "dot_general_add_distributive_simplify": (lambda x, y: x @ y + x @ (-y), [[2.0, 1.0], [1.0, 1.0]],
+                                              [[1e308, 1.0], [0.0, 1.0]]),
+    "factor_scalars_in_dot_general": (lambda x, y: (x * 1e-300) @ (y * 1e300), [0.0, -3.0, _INF, 2.0],
+                                      [1e308, 1.0, -1e308, 2.0]),
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(_REWRITES))
+def test_rewrites_that_were_wrong(pattern):
+    """Each program gives NumPy's answer with optimize=True (and did not with ``pattern`` enabled)."""
+    assert pattern in EXCLUDED_PATTERNS
+    fn, x, y = _REWRITES[pattern]
+    x, y = np.asarray(x), np.asarray(y)
+    with np.errstate(all="ignore"):
+        want = fn(x, y)
+    got = cf.jit(fn, optimize=True)(x, y)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        np.testing.assert_array_equal(np.asarray(g), w)

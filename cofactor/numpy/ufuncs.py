@@ -408,10 +408,19 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     if ufunc is np.power and loop[1].kind in "iu" and known_value(inputs[1]) is not None \
             and np.any(np.asarray(known_value(inputs[1])) < 0):  # NumPy's check, where the exponent is known
         raise ValueError("Integers to negative integer powers are not allowed.")
-    results = KERNELS[ufunc](*operands)
+    if ufunc is np.power and loop[0].kind == "f" and _is_array_operand(inputs[0]) and \
+            known_value(inputs[1]) is not None and np.all(np.asarray(known_value(inputs[1])) == 0.5):
+        results = ops.unary("stablehlo.sqrt", operands[0])  # NumPy's array loop: sqrt(-0.0) is -0.0, not 0
+    else:
+        results = KERNELS[ufunc](*operands)
     results = results if isinstance(results, tuple) else (results,)
     outs = tuple(wrap(ops.convert(r, dt)) for r, dt in zip(results, loop[ufunc.nin:]))
     return outs if ufunc.nout > 1 else outs[0]
+
+
+def _is_array_operand(x) -> bool:
+    """An array, not a NumPy scalar or a Python number (whose power NumPy takes with C's pow)."""
+    return isinstance(x, np.ndarray) or isinstance(x, TracedArray) and not x.scalar
 
 
 def _register(ufunc):

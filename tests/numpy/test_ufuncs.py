@@ -193,6 +193,18 @@ def test_logs_of_exact_powers_are_the_exponents(dtype):
         np.testing.assert_allclose(np.asarray(g), want, rtol=4 * np.finfo(dtype).eps)
 
 
+def test_a_half_power_of_an_array_is_a_square_root_as_numpy_takes_it():
+    """NumPy's array loop takes x ** 0.5 as sqrt(x): -0.0 stays -0.0 and -inf is NaN (C's pow
+    gives 0.0 and inf, as NumPy's scalars do)."""
+    x = np.array([-np.inf, -0.0, 4.0, -4.0, np.nan])
+    got = cf.jit(lambda v, s: (v ** 0.5, np.power(v, 0.5), s ** 0.5))(x, np.float64(-0.0))
+    with np.errstate(all="ignore"):
+        want = (x ** 0.5, np.power(x, 0.5), np.float64(-0.0) ** 0.5)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+        np.testing.assert_array_equal(np.signbit(np.asarray(g)), np.signbit(w))
+
+
 def test_out_argument_follows_the_casting_rule():
     def unsafe(x):
         out = np.zeros(3, np.int32)
