@@ -1,4 +1,6 @@
 """Differential tests for cofactor/numpy/extras.py: one table row per NumPy function."""
+import re
+
 import numpy as np
 import pytest
 
@@ -116,4 +118,41 @@ def test_numpy_functions_given_traced_arrays_in_a_list_match_numpy():
     a, b = np.array([3, 1, 2, 1, 3]), np.array([1.0, 5.0, 2.0, 0.0, 0.0])
     got, want = cf.jit(_sorted_by_keys_in_a_list)(a, b), _sorted_by_keys_in_a_list(a, b)
     for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def _ravel(r, c):
+    return np.ravel_multi_index((r, c), (4, 5)), np.ravel_multi_index((r, c), (4, 5), mode=("wrap", "clip"))
+
+
+def _unravel(i):
+    return np.unravel_index(i, (4, 5))
+
+
+def _choose(i):
+    return np.choose(i, [np.zeros(3), np.ones(3)])
+
+
+def _histogram(x, b):
+    return np.histogram(x, b)[0]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_ravel, ([3, 0], [0, 1])), (_ravel, ([4, 0], [0, 1])), (_ravel, ([-1, 0], [0, 1])),
+    (_unravel, ([19, 3],)), (_unravel, ([20, 3],)), (_unravel, ([-1, 3],)),
+    (_choose, ([0, 1, 1],)), (_choose, ([0, 2, 1],)),
+    (_histogram, ([1.0, 2.0], [0.0, 1.0, 3.0])), (_histogram, ([1.0, 2.0], [0.0, 3.0, 1.0])),
+])
+def test_index_checks_numpy_makes_on_data(fn, args):
+    """NumPy's ValueError where an index read from data is out of range (after the call), not a
+    clipped or wrapped result."""
+    args = [np.array(a) for a in args]
+    try:
+        want = fn(*args)
+    except ValueError as e:
+        with pytest.raises(ValueError, match=re.escape(str(e))):
+            cf.jit(fn)(*args)
+        return
+    got = cf.jit(fn)(*args)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
         np.testing.assert_array_equal(np.asarray(g), w)

@@ -12,6 +12,7 @@ from ..tracing.dispatch import constructs, implements, implements_ufunc
 from ..tracing.checks import numpy_error_if
 from ._core import asarray, axis_index, known_value, value
 from .extent import Bounded, Window, _unsupported, as_data, operation
+from .indexing import check_range
 from .selection import compress_traced
 from .ufuncs import KERNELS, _compare, _isinf, _like, _register
 
@@ -384,6 +385,8 @@ def choose(a, choices, out=None, mode="raise"):
         raise UnsupportedError("numpy.choose(..., out=...) is not supported")
     n = len(choices)
     a = asarray(a)  # a nested list compares as a whole (``[[0, 1]] == 1`` is False)
+    if mode == "raise":
+        _in_range(a, n, "invalid entry in choice array")
     index = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1) if mode == "clip" else a
     result = np.where(index == n - 1, choices[-1], choices[-1])  # broadcast against ``a`` as NumPy does
     for k in range(n - 2, -1, -1):
@@ -505,8 +508,23 @@ def array_equiv(a1, a2):
     return np.all(np.equal(a1, a2))
 
 
+def _in_range(values, n, message):
+    """NumPy's ValueError(message) where an element of the integer array ``values`` is outside
+    [0, n): now where they are known, after the call where they are traced."""
+    known = known_value(values)
+    if known is not None:
+        if np.any((np.asarray(known) < 0) | (np.asarray(known) >= n)):
+            raise ValueError(message)
+        return
+    check_range(values, 0, n - 1, lambda first: ValueError(message.format(first=first)))
+
+
 @implements(np.unravel_index)
 def unravel_index(indices, shape, order="C"):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = math.prod(shape)
+    indices = asarray(indices)
+    _in_range(indices, size, "index {first} is out of bounds for array with size " + str(size))
     dims = shape[::-1] if order == "C" else shape
     out, rest = [], indices
     for n in dims:
@@ -518,8 +536,13 @@ def unravel_index(indices, shape, order="C"):
 @implements(np.ravel_multi_index)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     strides = np.cumprod((1,) + tuple(dims[::-1]))[:-1][::-1] if order == "C" else np.cumprod((1,) + tuple(dims))[:-1]
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
     total = 0
-    for index, stride in zip(multi_index, strides):
+    for index, stride, n, how in zip(multi_index, strides, dims, modes):
+        index = asarray(index)
+        if how == "raise":
+            _in_range(index, n, "invalid entry in coordinates array")
+        index = np.mod(index, n) if how == "wrap" else np.clip(index, 0, n - 1) if how == "clip" else index
         total = np.add(total, np.multiply(index, int(stride)))
     return total
 

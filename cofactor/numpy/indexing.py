@@ -108,17 +108,25 @@ def _check_indices(indices: TracedArray, n: int, axis: int, valid: TracedArray |
     it), naming the first."""
     if indices.ndim == 0 and valid is None:
         return _check_index(indices, n, axis)
-    bounds = value_bounds(indices)
-    if python_ints.within(indices, -n, n - 1) or indices.size == 0 or bounds and -n <= bounds[0] <= bounds[1] < n:
+    check_range(indices, -n, n - 1,
+                lambda first: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"), valid)
+
+
+def check_range(values, low: int, high: int, make, valid: TracedArray | None = None):
+    """NumPy's error ``make(first)``, after the call, where an element of the traced integer array
+    ``values`` (in its ``valid`` lanes) is outside [low, high] when the program runs, ``first``
+    the first such (a traced value the message shows as it was then)."""
+    values = asarray(values)
+    bounds = value_bounds(values)
+    if python_ints.within(values, low, high) or values.size == 0 or bounds and low <= bounds[0] <= bounds[1] <= high:
         return
-    outside = np.logical_or(indices < -n, indices >= n)
+    outside = np.logical_or(values < low, values > high)
     if valid is not None:
         outside = outside & valid
     outside = np.ravel(outside)
     k = np.min(np.where(outside, np.arange(outside.size), outside.size))  # the first outside, or the size:
-    first = np.take(np.ravel(indices), k, mode="clip")                    # one reduction says if and which
-    checks.error_if((k < outside.size).value,
-                    lambda: IndexError(f"index {first} is out of bounds for axis {axis} with size {n}"))
+    first = np.take(np.ravel(values), k, mode="clip")                     # one reduction says if and which
+    checks.error_if((k < outside.size).value, lambda: make(first))
 
 
 def _index_count(item) -> int:

@@ -17,7 +17,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
-from ..tracing.checks import numpy_error_if
+from ..tracing.checks import error_if, numpy_error_if
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, value_bounds, wrap
 from .extent import Bounded, Window, _unsupported, as_data, operation
@@ -587,9 +587,10 @@ def _bin_edges(a, bins, range):
     if range is not None and any(isinstance(r, TracedArray) for r in range):
         raise UnsupportedError("numpy.histogram: a traced range is not supported; it must be known at compile "
                                "time")
-    if isinstance(bins, TracedArray):  # traced edges: NumPy's check that they increase needs their values
+    if isinstance(bins, TracedArray):  # traced edges: NumPy's check that they increase, after the call
         if bins.ndim != 1:
             raise ValueError("`bins` must be 1d, when an array")
+        error_if(value(np.any(bins[:-1] > bins[1:])), lambda: ValueError("`bins` must increase monotonically, when an array"))
         return bins
     if np.ndim(bins) == 0 and range is None and a.size:
         return _equal_bins_over_data(a, bins)
