@@ -650,8 +650,9 @@ def _picks(leaves, eithers: dict) -> list:
                     explore([*todo, choice], {**pick, id(x): k})
                 return
         if len(worlds) == _MAX_WORLDS:
-            raise LayoutError(f"arrays that several of them share, in more than {_MAX_WORLDS} combinations "
-                              "depending on the path taken (copy one: b = a.copy())")
+            raise LayoutError(f"one array under several names (x = nx), and which names share it depends on the "
+                              f"path taken in more than {_MAX_WORLDS} ways, more than cofactor carries (make them "
+                              "separate arrays: x = nx.copy())")
         worlds.append(pick)
     explore(list(leaves), {})
     return worlds
