@@ -669,3 +669,18 @@ def test_rewrites_that_were_wrong(pattern):
     got = cf.jit(fn, optimize=True)(x, y)
     for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_a_slice_of_a_reversed_array_after_a_write_optimizes():
+    """slice_reverse built a mistyped select here, so the whole pipeline failed (EXCLUDED_PATTERNS)."""
+    def f(b):
+        b[4] = b.min()
+        reversed_view = b[::-1]
+        b[3:7] = reversed_view[1]
+        return b
+
+    b = np.array([1.82, 1.89, 0.12, 0.55, 1.72], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.OptimizationWarning)
+        got = cf.jit(f, optimize=True)(b.copy())
+    np.testing.assert_array_equal(np.asarray(got), f(b.copy()))
