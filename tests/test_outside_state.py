@@ -892,3 +892,63 @@ def test_a_list_passed_in_and_read_as_a_global_is_a_clear_error():
     with pytest.raises(cf.UnsupportedError, match=r"reads SHARED, the same list it is given as an argument"):
         cf.jit(f)(SHARED, np.ones(2))
     assert SHARED == []
+
+
+def test_the_programs_own_hooks_run_as_converted_code():
+    """__getattr__ and __setattr__ redirecting to a store, __getitem__ of a parameter store, an
+    __iadd__ returning self, attributes of a list subclass, and an instance attribute that comes to
+    hide a class attribute: read and written as plain Python does, at every call."""
+    def make():
+        class Params:
+            def __init__(self):
+                object.__setattr__(self, "_p", {"w": np.ones(2)})
+
+            def __setattr__(self, k, v):
+                self._p[k] = v
+
+            def __getattr__(self, k):
+                p = object.__getattribute__(self, "_p")
+                if k in p:
+                    return p[k]
+                raise AttributeError(k)
+
+        class Store:
+            def __init__(self):
+                self._d = {"a": np.zeros(2)}
+
+            def __getitem__(self, k):
+                return self._d[k]
+
+        class Acc:
+            def __init__(self):
+                self.total, self.n = np.zeros(2), 0
+
+            def __iadd__(self, v):
+                self.total = self.total + v
+                self.n += 1
+                return self
+
+        class Tagged(list):
+            pass
+
+        class Model:
+            table = np.arange(2.0)
+
+            def __init__(self):
+                self.params, self.store, self.acc, self.tags = Params(), Store(), Acc(), Tagged()
+                self.tags.count = 0
+
+            def f(self, x):
+                self.params.w = self.params.w + x
+                self.acc += x
+                self.tags.count += 1
+                return self.params.w + self.store["a"] + self.acc.total * self.tags.count + self.table
+        m = Model()
+        return m.f, m
+
+    def between(m, k):
+        m.store._d["a"] = np.full(2, float(k))
+        if k == 2:
+            m.table = np.ones(2)              # an instance attribute now hides the class's
+    want, got = _twin(make, [(_rng(k).random(2),) for k in range(4)], between)
+    assert got.acc.n == want.acc.n == 4 and got.tags.count == 4 and type(got.params._p["w"]) is np.ndarray

@@ -66,6 +66,8 @@ def call(fn, *args, **kwargs):
         return python_ints.python_math(fn, args)  # (math.exp(float(x[0])): Python's numbers and errors)
     if fn is next and args:
         implicit.advanced(args[0])
+    if fn is object.__getattribute__ and len(args) == 2 and not kwargs and outside.is_outside(args[0]):
+        return outside.read_slot(args[0], args[1], fn(*args), "attribute")  # (a __getattr__'s own store)
     if fn is vars and len(args) == 1 and not kwargs and outside.is_outside(args[0]):
         return read_attribute(args[0], "__dict__", call)
     if fn is hasattr and len(args) == 2 and not kwargs and type(args[1]) is str and outside.is_outside(args[0]):

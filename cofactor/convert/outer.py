@@ -289,8 +289,11 @@ class Outer:
         """``obj.name = value``; a property's setter of an object from outside runs as converted code
         (what it reads and counts, read and counted at every call)."""
         setter = inspect.getattr_static(type(obj), name, None)
+        hook = inspect.getattr_static(type(obj), "__setattr__", None)
         if isinstance(setter, property) and setter.fset is not None and outside.is_outside(obj):
             self.call(setter.fset, obj, value)
+        elif isinstance(hook, types.FunctionType) and outside.is_outside(obj):  # the program's own __setattr__
+            self.call(hook, obj, name, value)
         else:
             _set_attribute(obj, name, value)
 
@@ -301,6 +304,9 @@ class Outer:
             raise located(ConcretizationError(
                 "a dict looked up with a traced key: which entry is known only when the compiled function runs "
                 "(hold the values in an array and index it, np.asarray(values)[k], or choose with np.where)"))
+        hook = inspect.getattr_static(type(container), "__getitem__", None)
+        if isinstance(hook, types.FunctionType) and outside.is_outside(container):  # a param store's own lookup
+            return self.call(hook, container, key)
         factory = getattr(container, "default_factory", None)
         if isinstance(container, collections.defaultdict) and isinstance(factory, types.FunctionType) and \
                 outside.is_outside(container) and not outside.has(container, key, "item"):
@@ -322,7 +328,13 @@ class Outer:
 
     slice = slice
 
-    inplace = staticmethod(forwards_calls(lambda name, target, value: getattr(operator, name)(target, value)))
+    def inplace(self, name, target, value):
+        """``target op= value``; an in-place operator the program's own class defines (``__iadd__``)
+        runs as converted code, so what it reads and changes is tracked."""
+        method = inspect.getattr_static(type(target), f"__{name}__", None)
+        if isinstance(method, types.FunctionType) and outside.is_outside(target):
+            return self.call(method, target, value)
+        return _inplace(name, target, value)
 
 
 def read_attribute(obj, name, call):
@@ -364,6 +376,7 @@ _MISSING = object()
 # are those of ``inplace``'s operator.
 _attribute = forwards_calls(lambda obj, name: getattr(obj, name))
 _set_attribute = forwards_calls(lambda obj, name, value: setattr(obj, name, value))
+_inplace = forwards_calls(lambda name, target, value: getattr(operator, name)(target, value))
 _item = forwards_calls(lambda container, key: operator.getitem(container, key))
 _contains = forwards_calls(lambda container, key: outside.has(container, key, "item"))
 

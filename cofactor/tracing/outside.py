@@ -185,6 +185,13 @@ def reached(obj, name: str):
         slots = _slots(obj)
         if not any(isinstance(v, TracedArray) for v in slots.values()):  # (one that does, the trace made)
             _register(trace, Outside(name, obj, slots))
+            if _attributed_container(obj):  # (a list subclass's L.n: its attributes, as a dict's entries)
+                reached(vars(obj), name)
+
+
+def _attributed_container(obj) -> bool:
+    """A list, dict, set or deque of a subclass with attributes of its own, besides its items."""
+    return isinstance(obj, (dict, list, set, collections.deque)) and hasattr(obj, "__dict__")
 
 
 def rebound(container, key, value) -> bool:
@@ -295,11 +302,15 @@ def read_slot(container, key, value, kind: str):
     """What converted code sees for ``container.key`` (``kind`` "attribute") or ``container[key]``
     (``kind`` "item"), just read as ``value``: where ``container`` is outside state and the slot its
     own (an attribute in its ``__dict__``, an entry, an item), the slot read as a global is."""
+    if kind == "attribute" and _attributed_container(container) and _outside(vars(container)) is not None and \
+            key in vars(container):
+        return read_slot(vars(container), key, value, "item")
     outside = _outside(container)
     if outside is not None and kind == "attribute" and not own_attribute(container, key):
         owner = next((c for c in type(container).__mro__ if key in vars(c)), None)  # a class attribute
         if owner is None or not _user_class(owner) or not is_constant(value) and not is_array(value):
             return value  # (a method, bound anew at each read)
+        guard_has(container, key, "attribute")  # (an attribute of the instance's own would hide it)
         reached(owner, owner.__name__)
         container, outside = owner, _outside(owner)
     if outside is None:
@@ -491,16 +502,29 @@ def _restore(outside: Outside):
         _replace_contents(obj, before)  # (its order too)
         return
     for key in [k for k in now if k not in before]:
-        if isinstance(obj, dict):
-            del obj[key]
-        else:
-            delattr(obj, key)
+        _set(obj, key, _MISSING)
     for key, value in before.items():
         if now.get(key, _MISSING) is not value:
-            if isinstance(obj, dict):
-                obj[key] = value
-            else:
-                setattr(obj, key, value)
+            _set(obj, key, value)
+
+
+def _set(obj, key, value):
+    """The slot ``key`` of ``obj`` holds ``value`` (``_MISSING``: none), set as the slot itself: a
+    ``__setattr__`` or ``__setitem__`` of the program's own, which ran in the trace, does not run again
+    (the library's own, an OrderedDict's, does: it keeps the order)."""
+    if isinstance(obj, types.CellType):
+        obj.cell_contents = value
+        return
+    base = type if isinstance(obj, type) else next(c for c in type(obj).__mro__ if not _user_class(c))
+    if isinstance(obj, (dict, list, collections.deque)):
+        if value is not _MISSING:
+            base.__setitem__(obj, key, value)
+        elif isinstance(obj, dict) and key in obj:
+            base.__delitem__(obj, key)
+    elif value is not _MISSING:
+        base.__setattr__(obj, key, value)
+    elif key in _attributes(obj):
+        base.__delattr__(obj, key)
 
 
 class _Sources:
@@ -624,15 +648,8 @@ def apply(stores: list, outputs, arrays, fetched, originals):
             obj.extend(value)
         elif store.kind == "contents":
             _replace_contents(obj, value)
-        elif store.kind == "delete":
-            if isinstance(obj, dict):
-                obj.pop(store.key, None)
-            elif hasattr(obj, store.key):
-                delattr(obj, store.key)
-        elif isinstance(obj, (dict, list, collections.deque)):
-            obj[store.key] = value
         else:
-            setattr(obj, store.key, value)
+            _set(obj, store.key, _MISSING if store.kind == "delete" else value)
 
 
 def target(outside: Outside, originals):

@@ -28,11 +28,12 @@ from .context import STATEFUL_TYPES, Options, TraceContext, tracing
 
 
 def is_array(x) -> bool:
-    """Leaves traced by shape and dtype: NumPy arrays and scalars, and anything with
-    ``shape``/``dtype`` and ``__array__`` (device arrays)."""
+    """Leaves traced by shape and dtype: NumPy arrays and scalars, and anything whose class has
+    ``__array__`` and that has a ``shape`` and a ``dtype`` (device arrays).  (The class's: asking
+    the object would run a ``__getattr__`` of the user's, a config object's that reads a dict.)"""
     if isinstance(x, (np.ndarray, np.generic)):
         return True
-    return hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype")
+    return hasattr(type(x), "__array__") and hasattr(x, "shape") and hasattr(x, "dtype")
 
 
 class PythonNumber:
