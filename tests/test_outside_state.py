@@ -952,3 +952,38 @@ def test_the_programs_own_hooks_run_as_converted_code():
             m.table = np.ones(2)              # an instance attribute now hides the class's
     want, got = _twin(make, [(_rng(k).random(2),) for k in range(4)], between)
     assert got.acc.n == want.acc.n == 4 and got.tags.count == 4 and type(got.params._p["w"]) is np.ndarray
+
+
+def test_a_refusal_is_not_taken_for_the_programs_own_error_by_an_except_clause():
+    """cofactor's refusal inside a try whose except catches Exception is raised, not handled as the
+    program's error (the except path at every call, silently); the program's own errors still are."""
+    def refused(x, log):
+        try:
+            if x.sum() > 0:
+                log.append("pos")         # a list changing length in a traced branch: refused
+            return x
+        except Exception:
+            return x * 0
+
+    def handled(x):
+        try:
+            return x / np.array([1.0, 2.0, 3.0])     # NumPy's ValueError (shapes), the program's own
+        except ValueError:
+            return x * 0
+
+    with pytest.raises(cf.TracingError, match="a list changes length"):
+        cf.jit(refused)(np.ones(2), [])
+    np.testing.assert_array_equal(np.asarray(cf.jit(handled)(np.ones(2))), [0.0, 0.0])
+
+
+def test_sorting_an_outside_list_of_arrays_by_their_values_is_a_clear_error():
+    class Items:
+        def __init__(self):
+            self.items = [np.full(1, 3.0), np.full(1, 1.0)]
+
+        def f(self, x):
+            self.items.sort(key=lambda a: float(a[0]))   # the order depends on the values at each call
+            return self.items[0] + x
+
+    with pytest.raises(cf.ConcretizationError):
+        cf.jit(Items().f)(np.ones(1))

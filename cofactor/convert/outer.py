@@ -31,9 +31,11 @@ import collections
 import functools
 import inspect
 import operator
+import sys
 import types
 
-from ..errors import ConcretizationError, forwards_calls, located
+from ..errors import ConcretizationError, InternalError, TracingError, UnsupportedError, forwards_calls, located
+from ..ir.core import OpBudgetExceeded, OutOfScope
 from ..tracing import implicit, outside
 from ..tracing.array import TracedArray
 
@@ -141,6 +143,13 @@ class _RouteOuterReads(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load):
             node.value = _outer_call("unpacked", [node.value], node.value)
+        return node
+
+    def visit_ExceptHandler(self, node):
+        """A handler first lets cofactor's refusals through (``except Exception:`` around traced code
+        would otherwise take its except path at every call, silently)."""
+        self.generic_visit(node)
+        node.body.insert(0, ast.copy_location(ast.Expr(_outer_call("refusal_caught", [], node)), node))
         return node
 
     def visit_Compare(self, node):
@@ -326,6 +335,14 @@ class Outer:
 
     unpacked = staticmethod(outside.unpacked)
 
+    @staticmethod
+    def refusal_caught():
+        """Raise again, in a user's except clause, an exception that says cofactor cannot compile
+        the code (not an error of the program's, which the clause may be there for)."""
+        error = sys.exc_info()[1]
+        if type(error) is TracingError or isinstance(error, _REFUSALS):
+            raise error
+
     slice = slice
 
     def inplace(self, name, target, value):
@@ -370,6 +387,7 @@ def read_attribute(obj, name, call):
 
 
 _MISSING = object()
+_REFUSALS = (UnsupportedError, ConcretizationError, InternalError, OpBudgetExceeded, OutOfScope)
 
 
 # The user's reads, whose errors (an attribute or key that is not there) are the user's line's, as

@@ -401,7 +401,10 @@ def method(container, name: str, bound):
             result = value(position)
             container.pop(index)
             return result
-        routed = {"pop": pop, "copy": lambda: list(items(container))}
+        def sort(key=None, reverse=False):  # (by keys computed from the items read as slots, at every call)
+            container[:] = sorted(items(container), key=key, reverse=reverse)
+
+        routed = {"pop": pop, "copy": lambda: list(items(container)), "sort": sort}
         return routed.get(name, bound)
 
     def get(key, default=None):
