@@ -987,3 +987,31 @@ def test_sorting_an_outside_list_of_arrays_by_their_values_is_a_clear_error():
 
     with pytest.raises(cf.ConcretizationError):
         cf.jit(Items().f)(np.ones(1))
+
+
+def test_an_in_place_operator_of_the_programs_own_class_through_a_local_name():
+    def make():
+        class Acc:
+            def __init__(self):
+                self.total, self.n = np.zeros(2), 0
+
+            def __iadd__(self, v):
+                self.total = self.total + v
+                self.n += 1
+                return self
+
+        class Holder:
+            def __init__(self):
+                self.acc = Acc()
+
+            def f(self, x):
+                a = self.acc
+                a += x                    # Acc.__iadd__, at every call
+                k = 1
+                k += a.n                  # a local number: as Python adds it
+                return a.total * k
+        h = Holder()
+        return h.f, h
+
+    want, got = _twin(make, [(_rng(k).random(2),) for k in range(4)])
+    assert got.acc.n == want.acc.n == 4

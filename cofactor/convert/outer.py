@@ -164,11 +164,13 @@ class _RouteOuterReads(ast.NodeTransformer):
         """``t.a op= v`` is ``t.a = op(t.a, v)`` with ``t`` evaluated once, as Python does it, but
         with ``t.a`` read as converted code reads attributes (an outside object's array is an
         implicit input, which the in-place operator then writes); so are ``d[k] op= v`` and, for a
-        global or a caller's cell, ``n op= v``."""
+        global or a caller's cell, ``n op= v``; a local ``a op= v`` goes through ``inplace`` too (an
+        object from outside held by a local name: its class's own ``__iadd__``, converted)."""
         self.generic_visit(node)
         target = node.target
-        if isinstance(target, ast.Name) and self._outside(target.id):  # global N; N += 1
-            read = self.visit_Name(ast.copy_location(ast.Name(target.id, ast.Load()), target))
+        if isinstance(target, ast.Name) and not _generated(target):  # global N; N += 1, or a local's
+            read = ast.copy_location(ast.Name(target.id, ast.Load()), target)
+            read = self.visit_Name(read) if self._outside(target.id) else read
             combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
             return ast.copy_location(ast.Assign([target], combined), node)
         if not isinstance(target, (ast.Attribute, ast.Subscript)) or _generated(target.value) or \
