@@ -16,7 +16,7 @@ from collections import deque
 import numpy as np
 
 from .errors import TracingError, UnsupportedError, located
-from .pytree import flatten, unflatten
+from .pytree import containers, flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import STATEFUL_TYPES
 from .tracing.trace import PythonNumber, is_array
@@ -119,20 +119,14 @@ def check_shared_containers(args, kwargs):
     function gets a container of its own for each place, so what it changes through one would not
     show through the other, as it does in NumPy."""
     seen = set()
-
-    def walk(x):
+    for _, x in containers((args, kwargs)):
         if type(x) in (list, dict):
             if id(x) in seen:
                 raise located(UnsupportedError(
-                    f"the same {type(x).__name__} is passed twice among the arguments of a compiled function; pass it "
-                    "once (cofactor gives each place its own copy, so a change through one would not show in the other)"))
+                    f"the same {type(x).__name__} is passed twice among the arguments of a compiled function; pass "
+                    "it once (cofactor gives each place its own copy, so a change through one would not show in the "
+                    "other)"))
             seen.add(id(x))
-        if type(x) in (list, tuple, dict) or isinstance(x, tuple) and hasattr(type(x), "_fields"):
-            for item in x.values() if type(x) is dict else x:
-                walk(item)
-
-    walk(args)
-    walk(kwargs)
 
 
 def unsharded(key):

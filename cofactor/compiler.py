@@ -262,6 +262,7 @@ class Compiled:
         a global or cell the function read is not what it was at the trace.  Not ``guarded``: the
         call the trace was made for, whose Python code the trace ran (what it changed that the
         guards read, an attribute it counts, is this call's doing)."""
+        originals = originals or (args, kwargs)
         if guarded and self._guards:
             implicit.check(self._guards, arrays)
         if self._writebacks:
@@ -288,12 +289,12 @@ class Compiled:
         if self._checks is not None:
             checks.after_call(self._checks, np.asarray(outputs[-1]))
         if self.trace.stores:  # what it left in objects from outside it, as NumPy code leaves it
-            outside.apply(self.trace.stores, outputs, arrays, fetched, originals or (args, kwargs))
+            outside.apply(self.trace.stores, outputs, arrays, fetched, originals)
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
         for k, lengths in self.trace.extents:
             results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
         for k, held in self.trace.returned:  # (in order of their places among the output leaves)
-            results.insert(k, outside.target(held, originals or (args, kwargs)))
+            results.insert(k, outside.target(held, originals))
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)
 
     def __call__(self, *args, **kwargs):
@@ -400,20 +401,22 @@ class JitFunction:
                     self._by_avals = {k: c for k, c in self._by_avals.items() if c is not dropped}
                 self._compiles += 1
                 if not self._transform and self._compiles == RECOMPILE_WARNING + 1:
-                    if stale is None:
-                        changed = changed_arguments(self._last_key, compiled.key, self.fn, args, kwargs)
-                        warn_in_user_code(f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; the "
-                                          f"last call changed {changed}: each new one is traced and compiled again",
-                                          RecompileWarning)
-                    else:
-                        warn_in_user_code(f"cofactor: {self.__name__} has compiled {self._compiles} times; the last call "
-                                          f"compiled it again because {why}: what it reads from outside it (a global, an "
-                                          "attribute, a container's keys) is part of what it is compiled for, so a value "
-                                          "that changes at every call compiles it at every call", RecompileWarning)
+                    warn_in_user_code(self._recompiled(compiled, args, kwargs, stale, why), RecompileWarning)
                 self._last_key = compiled.key
                 if not kwargs and all(type(a) in (ConcreteArray, np.ndarray) for a in args) and compiled.is_pure:
                     self._by_avals[tuple(aval_key(a) for a in args)] = compiled
             return compiled
+
+    def _recompiled(self, compiled, args, kwargs, stale, why) -> str:
+        """RecompileWarning's message: which arguments the last new signature changed, or which guard
+        of the ``stale`` Compiled failed (``why``)."""
+        if stale is None:
+            changed = changed_arguments(self._last_key, compiled.key, self.fn, args, kwargs)
+            return (f"cofactor: {self.__name__} has compiled for {len(self.cache)} signatures; the last call changed "
+                    f"{changed}: each new one is traced and compiled again")
+        return (f"cofactor: {self.__name__} has compiled {self._compiles} times; the last call compiled it again "
+                f"because {why}: what it reads from outside it (a global, an attribute, a container's keys) is part "
+                "of what it is compiled for, so a value that changes at every call compiles it at every call")
 
     def lower(self, *args, **kwargs) -> Compiled:
         key, _ = signature(*self._arguments(args, kwargs))

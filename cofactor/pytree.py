@@ -20,8 +20,17 @@ class TreeDef(NamedTuple):
 _LEAF = TreeDef("leaf", None, ())
 
 
-def _is_namedtuple(x) -> bool:
+def is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def containers(tree, path=()):
+    """(path, node) for ``tree`` and each list, tuple, dict and namedtuple in it: the containers
+    ``unflatten`` builds anew (a dict subclass is a leaf, the caller's own object)."""
+    yield path, tree
+    if type(tree) in (list, tuple, dict) or is_namedtuple(tree):
+        for key, item in tree.items() if type(tree) is dict else enumerate(tree):
+            yield from containers(item, path + (key,))
 
 
 def flatten(tree, is_leaf=None):
@@ -34,7 +43,7 @@ def flatten(tree, is_leaf=None):
             return _LEAF
         if x is None:
             return TreeDef("none", None, ())
-        if _is_namedtuple(x):
+        if is_namedtuple(x):
             return TreeDef("namedtuple", type(x), tuple(walk(c) for c in x))
         if isinstance(x, (tuple, list)):
             return TreeDef(type(x).__name__, None, tuple(walk(c) for c in x)) \

@@ -894,6 +894,18 @@ def test_a_list_passed_in_and_read_as_a_global_is_a_clear_error():
     assert SHARED == []
 
 
+class Accumulator:
+    """An object whose += adds into its own state and counts (the program's own __iadd__)."""
+
+    def __init__(self):
+        self.total, self.n = np.zeros(2), 0
+
+    def __iadd__(self, v):
+        self.total = self.total + v
+        self.n += 1
+        return self
+
+
 def test_the_programs_own_hooks_run_as_converted_code():
     """__getattr__ and __setattr__ redirecting to a store, __getitem__ of a parameter store, an
     __iadd__ returning self, attributes of a list subclass, and an instance attribute that comes to
@@ -919,15 +931,6 @@ def test_the_programs_own_hooks_run_as_converted_code():
             def __getitem__(self, k):
                 return self._d[k]
 
-        class Acc:
-            def __init__(self):
-                self.total, self.n = np.zeros(2), 0
-
-            def __iadd__(self, v):
-                self.total = self.total + v
-                self.n += 1
-                return self
-
         class Tagged(list):
             pass
 
@@ -935,7 +938,7 @@ def test_the_programs_own_hooks_run_as_converted_code():
             table = np.arange(2.0)
 
             def __init__(self):
-                self.params, self.store, self.acc, self.tags = Params(), Store(), Acc(), Tagged()
+                self.params, self.store, self.acc, self.tags = Params(), Store(), Accumulator(), Tagged()
                 self.tags.count = 0
 
             def f(self, x):
@@ -991,18 +994,9 @@ def test_sorting_an_outside_list_of_arrays_by_their_values_is_a_clear_error():
 
 def test_an_in_place_operator_of_the_programs_own_class_through_a_local_name():
     def make():
-        class Acc:
-            def __init__(self):
-                self.total, self.n = np.zeros(2), 0
-
-            def __iadd__(self, v):
-                self.total = self.total + v
-                self.n += 1
-                return self
-
         class Holder:
             def __init__(self):
-                self.acc = Acc()
+                self.acc = Accumulator()
 
             def f(self, x):
                 a = self.acc

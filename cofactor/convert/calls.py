@@ -45,7 +45,7 @@ def call(fn, *args, **kwargs):
         constructor = CONSTRUCTORS.get(fn)
     except TypeError:  # unhashable callables
         constructor = None
-    if constructor is not None or _from_numpy(fn):  # (np.stack(self.frames): the items of an outside list, read as slots)
+    if constructor is not None or _from_numpy(fn):  # (np.stack(self.frames): an outside list's items, read as slots)
         args = tuple(outside.contents(a) for a in args)
         kwargs = {k: outside.contents(v) for k, v in kwargs.items()}
     if constructor is not None:

@@ -300,10 +300,9 @@ class Outer:
         """``obj.name = value``; a property's setter of an object from outside runs as converted code
         (what it reads and counts, read and counted at every call)."""
         setter = inspect.getattr_static(type(obj), name, None)
-        hook = inspect.getattr_static(type(obj), "__setattr__", None)
         if isinstance(setter, property) and setter.fset is not None and outside.is_outside(obj):
             self.call(setter.fset, obj, value)
-        elif isinstance(hook, types.FunctionType) and outside.is_outside(obj):  # the program's own __setattr__
+        elif hook := _own_hook(obj, "__setattr__"):
             self.call(hook, obj, name, value)
         else:
             _set_attribute(obj, name, value)
@@ -315,8 +314,7 @@ class Outer:
             raise located(ConcretizationError(
                 "a dict looked up with a traced key: which entry is known only when the compiled function runs "
                 "(hold the values in an array and index it, np.asarray(values)[k], or choose with np.where)"))
-        hook = inspect.getattr_static(type(container), "__getitem__", None)
-        if isinstance(hook, types.FunctionType) and outside.is_outside(container):  # a param store's own lookup
+        if hook := _own_hook(container, "__getitem__"):  # (a param store's own lookup)
             return self.call(hook, container, key)
         factory = getattr(container, "default_factory", None)
         if isinstance(container, collections.defaultdict) and isinstance(factory, types.FunctionType) and \
@@ -333,7 +331,7 @@ class Outer:
 
     @staticmethod
     def contains(container, key):
-        return _contains(container, key)
+        return outside.has(container, key, "item")  # (whose own calls of the user's give the user's errors)
 
     unpacked = staticmethod(outside.unpacked)
 
@@ -350,9 +348,8 @@ class Outer:
     def inplace(self, name, target, value):
         """``target op= value``; an in-place operator the program's own class defines (``__iadd__``)
         runs as converted code, so what it reads and changes is tracked."""
-        method = inspect.getattr_static(type(target), f"__{name}__", None)
-        if isinstance(method, types.FunctionType) and outside.is_outside(target):
-            return self.call(method, target, value)
+        if hook := _own_hook(target, f"__{name}__"):
+            return self.call(hook, target, value)
         return _inplace(name, target, value)
 
 
@@ -373,9 +370,8 @@ def read_attribute(obj, name, call):
             outside.guard_has(obj, name, "attribute")  # (computed by this call, kept for the next, as Python does)
             value = vars(obj)[name] = call(getter.func, obj)
             return value
-        own_getattr = inspect.getattr_static(type(obj), "__getattr__", None)
-        if getter is _MISSING and isinstance(own_getattr, types.FunctionType):  # what it reads, read at every call
-            return call(own_getattr, obj, name)
+        if getter is _MISSING and (hook := _own_hook(obj, "__getattr__")):  # what it reads, read at every call
+            return call(hook, obj, name)
         if name == "__dict__":  # (its attributes as a dict's entries, read as slots)
             outside.reached(vars(obj), f"{outside.name_of(obj)}.__dict__")
     try:
@@ -388,6 +384,13 @@ def read_attribute(obj, name, call):
     return outside.read_slot(obj, name, value, "attribute")
 
 
+def _own_hook(obj, name):
+    """The method ``name`` (``__getitem__``, ``__iadd__``) that the program's own class of an object
+    from outside defines, to run as converted code; None for any other object or method."""
+    hook = inspect.getattr_static(type(obj), name, None)
+    return hook if isinstance(hook, types.FunctionType) and outside.is_outside(obj) else None
+
+
 _MISSING = object()
 _REFUSALS = (UnsupportedError, ConcretizationError, InternalError, OpBudgetExceeded, OutOfScope)
 
@@ -398,7 +401,6 @@ _attribute = forwards_calls(lambda obj, name: getattr(obj, name))
 _set_attribute = forwards_calls(lambda obj, name, value: setattr(obj, name, value))
 _inplace = forwards_calls(lambda name, target, value: getattr(operator, name)(target, value))
 _item = forwards_calls(lambda container, key: operator.getitem(container, key))
-_contains = forwards_calls(lambda container, key: outside.has(container, key, "item"))
 
 
 def _global(module: dict, name: str):

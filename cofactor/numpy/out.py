@@ -45,7 +45,8 @@ def _ufunc_with_out(ufunc, call):
         results = call(*inputs, **kwargs)
         results = results if isinstance(results, tuple) else (results,)
         casting = kwargs.get("casting", "same_kind")
-        written = tuple(r if o is None else write_out(o, r, ufunc.__name__, casting=casting) for o, r in zip(outs, results))
+        written = tuple(r if o is None else write_out(o, r, ufunc.__name__, casting=casting)
+                        for o, r in zip(outs, results))
         return written if ufunc.nout > 1 else written[0]
     return call_with_out
 

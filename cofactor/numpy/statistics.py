@@ -590,7 +590,8 @@ def _bin_edges(a, bins, range):
     if isinstance(bins, TracedArray):  # traced edges: NumPy's check that they increase, after the call
         if bins.ndim != 1:
             raise ValueError("`bins` must be 1d, when an array")
-        error_if(value(np.any(bins[:-1] > bins[1:])), lambda: ValueError("`bins` must increase monotonically, when an array"))
+        error_if(value(np.any(bins[:-1] > bins[1:])),
+                 lambda: ValueError("`bins` must increase monotonically, when an array"))
         return bins
     if np.ndim(bins) == 0 and range is None and a.size:
         return _equal_bins_over_data(a, bins)

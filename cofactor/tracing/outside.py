@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
+from ..pytree import containers, is_namedtuple
 from . import context
 from .array import TracedArray, defers_tracing
 from .implicit import Guard, advanced, is_constant, known, read
@@ -92,7 +93,8 @@ def _slot_names(cls: type) -> tuple:
     names = []
     for c in cls.__mro__:
         declared = vars(c).get("__slots__", ())
-        names += [n for n in ([declared] if isinstance(declared, str) else declared) if n not in ("__dict__", "__weakref__")]
+        declared = [declared] if isinstance(declared, str) else declared
+        names += [n for n in declared if n not in ("__dict__", "__weakref__")]
     return tuple(dict.fromkeys(names))
 
 
@@ -222,20 +224,12 @@ def arguments_reached(traced: tuple, given: tuple):
     place among a call's arguments (``given``: the arguments as the trace got them, whose lists and
     dicts the function must not reach another way: implicit.read)."""
     trace = context.current()
-
-    def walk(value, original, path, name):
-        if type(value) in (list, dict):
+    for path, value in containers(traced):
+        if type(value) in (list, dict) and len(path) > 1:  # (not the kwargs dict: the call's own)
+            name = (f"argument {path[1]}" if path[0] == 0 else path[1]) + "".join(f"[{key!r}]" for key in path[2:])
             _register(trace, Outside(name, value, _slots(value), path))
+            original = _at(given, path)
             trace.argument_containers[id(original)] = original
-        if type(value) in (list, tuple, dict) or isinstance(value, tuple) and hasattr(type(value), "_fields"):
-            # (what the pytree rebuilt: a dict subclass is the caller's own object, reached as one)
-            for key, item in value.items() if isinstance(value, dict) else enumerate(value):
-                walk(item, original[key], path + (key,), f"{name}[{key!r}]")
-
-    for k, value in enumerate(traced[0]):
-        walk(value, given[0][k], (0, k), f"argument {k}")
-    for key, value in traced[1].items():
-        walk(value, given[1][key], (1, key), key)
 
 
 def _guard(key, name: str, fetch, constant):
@@ -358,7 +352,7 @@ def _unpacked(item):
     a tuple of its items, read as slots (a tuple cannot change: a copy is as good)."""
     if isinstance(item, tuple) and _outside(item) is not None:
         values = items(item)
-        return type(item)(*values) if hasattr(type(item), "_fields") else tuple(values)
+        return type(item)(*values) if is_namedtuple(item) else tuple(values)
     return item
 
 
@@ -401,6 +395,7 @@ def method(container, name: str, bound):
             result = value(position)
             container.pop(index)
             return result
+
         def sort(key=None, reverse=False):  # (by keys computed from the items read as slots, at every call)
             container[:] = sorted(items(container), key=key, reverse=reverse)
 
@@ -566,7 +561,7 @@ class _Sources:
             return "leaf", ("slot", self.trace.outside[id(origin[0])], origin[1])
         # An object the function made is made again at each call where it holds what the call computes.
         if id(value) not in self.known and id(value) not in self.open:
-            if type(value) in (list, tuple) or isinstance(value, tuple) and hasattr(type(value), "_fields"):
+            if type(value) in (list, tuple) or is_namedtuple(value):
                 made = self._made(value, type(value), list(enumerate(value)), where)
             elif type(value) is dict:
                 made = self._made(value, dict, list(value.items()), where)

@@ -277,12 +277,25 @@ def _past_int64(x):
         "the Python ints that traced code computes as int64, and Python's would be larger"))
 
 
+def _nan(v):
+    """An i1 Value: whether the float Value ``v`` is NaN."""
+    return ops.compare(v, v, "NE")
+
+
+def _infinite(v):
+    """An i1 Value: whether the float Value ``v`` is an infinity."""
+    return ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf, v.type.dtype)), "EQ")
+
+
+def _finite(v):
+    return ops.unary("stablehlo.not", _either(_nan(v), _infinite(v)))
+
+
 def _finite_checked(v):
     """The float Value ``v`` as a float64, with Python's errors where int() of a NaN or an infinity
     raises, and an i1 Value: whether it is finite."""
     v = ops.convert(v, np.float64)
-    nan = ops.compare(v, v, "NE")
-    infinite = ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf)), "EQ")
+    nan, infinite = _nan(v), _infinite(v)
     checks.error_if(nan, lambda: ValueError("cannot convert float NaN to integer"))
     checks.error_if(infinite, lambda: OverflowError("cannot convert float infinity to integer"))
     return v, ops.unary("stablehlo.not", _either(nan, infinite))
@@ -363,10 +376,8 @@ def python_overflow(ufunc, operands, result):
     if ufunc is not np.power or not isinstance(result, TracedArray) or result.weak is not float or \
             any(not isinstance(x, TracedArray) and not np.isfinite(x) for x in operands):
         return
-    infinite = lambda v: ops.compare(ops.unary("stablehlo.abs", v), ops.constant(np.asarray(np.inf, v.type.dtype)),
-                                     "EQ")  # noqa: E731
-    finite = [ops.unary("stablehlo.not", infinite(x.value)) for x in operands if isinstance(x, TracedArray)]
-    checks.error_if(ops.all_of(infinite(result.value), *finite),
+    finite = [ops.unary("stablehlo.not", _infinite(x.value)) for x in operands if isinstance(x, TracedArray)]
+    checks.error_if(ops.all_of(_infinite(result.value), *finite),
                     lambda: OverflowError("(34, 'Numerical result out of range')"))
 
 
@@ -401,18 +412,13 @@ def python_math(fn, args):
         result = MATH[fn](*values)
     if fn in (math.isnan, math.isinf, math.isfinite):
         return TracedArray(result.value, scalar=True)
-    traced = [v for v in values if isinstance(v, TracedArray)]
-    finite = ops.all_of(*(ops.binary("stablehlo.and", ops.compare(v.value, v.value, "EQ"),
-                                     ops.compare(ops.unary("stablehlo.abs", v.value),
-                                                 ops.constant(np.asarray(np.inf)), "LT")) for v in traced))
+    finite = ops.all_of(*(_finite(v.value) for v in values if isinstance(v, TracedArray)))
     r = result.value
-    nan = ops.compare(r, r, "NE")
-    infinite = ops.compare(ops.unary("stablehlo.abs", r), ops.constant(np.asarray(np.inf)), "EQ")
-    domain = nan if fn not in (math.log, math.log2, math.log10, math.log1p, math.atanh) else \
-        ops.binary("stablehlo.or", nan, infinite)
+    poles = fn in (math.log, math.log2, math.log10, math.log1p, math.atanh)  # (an infinity where Python's is an error)
+    domain = _either(_nan(r), _infinite(r)) if poles else _nan(r)
     checks.error_if(ops.all_of(finite, domain), lambda: ValueError("math domain error"))
-    if fn not in (math.log, math.log2, math.log10, math.log1p, math.atanh):
-        checks.error_if(ops.all_of(finite, infinite), lambda: OverflowError("math range error"))
+    if not poles:
+        checks.error_if(ops.all_of(finite, _infinite(r)), lambda: OverflowError("math range error"))
     if fn in (math.floor, math.ceil, math.trunc):
         return python_int(result)
     return TracedArray(ops.convert(r, np.float64), scalar=True, weak=float)

@@ -110,7 +110,7 @@ class _Promoted(Exception):
 
 
 def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
-    from . import implicit, outside  # (they import this module)
+    from . import outside  # (it imports this module)
     leaves, treedef = flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if is_array(leaf)]
     first = {}
@@ -127,20 +127,10 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         context.argument_arrays = {id(arrays[k]): (k, traced_by_id[id(arrays[k])]) for k in params}
         traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
                   for i, leaf in enumerate(leaves)]
-        for i, leaf in enumerate(leaves):
-            if traced[i] is leaf and not implicit.is_constant(leaf):
-                outside.reached(leaf, f"argument {i}")
-        fn = _partial_read(fn)
-        bound = fn
-        while isinstance(bound, functools.partial):
-            bound = bound.func
-        if isinstance(bound, types.MethodType):
-            outside.reached(bound.__self__, "self")
-        outside.defaults_reached(bound)
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]
         originals = [t.value for _, t in inputs]
         t_args, t_kwargs = unflatten(treedef, traced)
-        outside.arguments_reached((t_args, t_kwargs), (args, kwargs))
+        fn = _reached_from_outside(fn, leaves, traced, (t_args, t_kwargs), (args, kwargs))
         try:
             out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs),
                                               is_leaf=lambda x: defers_tracing(x) or outside.is_outside(x))
@@ -167,7 +157,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
                 main.arg_attributes[position] = {"tf.aliasing_output": f"{len(out_values)} : i32"}
                 out_values.append(checks.unless_fired(original, array.value))
         implicit_writebacks = []
-        for read in context.implicit.values():  # (not ``implicit``: the module, imported above)
+        for read in context.implicit.values():
             if read.array.value is not read.start:
                 implicit_writebacks.append((read.start.index - len(params), len(out_values)))
                 out_values.append(checks.unless_fired(read.start, read.array.value))
@@ -251,6 +241,26 @@ def _defined(fn) -> str:
 def _where(error) -> str:
     where = location_of(error)
     return f"\n  in user code at {where}" if where else ""
+
+
+def _reached_from_outside(fn, leaves, traced, call, given):
+    """Make what ``fn`` can reach from outside it outside state (outside.py): its object arguments,
+    the lists and dicts among its arguments (``call``: its ``(args, kwargs)`` as traced; ``given``:
+    as the trace got them), the ``self`` of a method and its default arguments; returns the function
+    to call, with a partial's bound arguments read as closure variables are."""
+    from . import implicit, outside  # (they import this module)
+    for i, (leaf, stand_in) in enumerate(zip(leaves, traced)):
+        if stand_in is leaf and not implicit.is_constant(leaf):
+            outside.reached(leaf, f"argument {i}")
+    fn = _partial_read(fn)
+    bound = fn
+    while isinstance(bound, functools.partial):
+        bound = bound.func
+    if isinstance(bound, types.MethodType):
+        outside.reached(bound.__self__, "self")
+    outside.defaults_reached(bound)
+    outside.arguments_reached(call, given)
+    return fn
 
 
 def _partial_read(fn):
