@@ -20,6 +20,15 @@ from .pytree import containers, flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import STATEFUL_TYPES
 from .tracing.trace import PythonNumber, is_array
+from .tracing.views import layout_of
+
+
+def _aval(array) -> tuple:
+    """(shape, dtype string) of an array argument, and its strides where it is not C-contiguous (its
+    views, a reshape of it a view or a copy, are NumPy's for those strides: tracing/views.py)."""
+    layout = layout_of(array)
+    aval = (tuple(np.shape(array)), np.dtype(array.dtype).str)
+    return aval if layout is None else aval + ("strides", layout)
 
 
 def _leaf_key(leaf):
@@ -28,7 +37,7 @@ def _leaf_key(leaf):
     if type(leaf) is ConcreteArray:
         return leaf.aval
     if is_array(leaf):
-        return (tuple(np.shape(leaf)), np.dtype(leaf.dtype).str)
+        return _aval(leaf)
     if type(leaf) in STATEFUL_TYPES:  # traced as state (a random generator): any one will do
         return ("state", type(leaf))
     try:
@@ -99,7 +108,7 @@ def signature(args, kwargs):
         for a in args:
             if type(a) is ConcreteArray:
                 avals.append(a.aval)
-            elif type(a) is np.ndarray:
+            elif type(a) is np.ndarray and a.flags.c_contiguous:
                 avals.append((a.shape, a.dtype.str))
             else:
                 break
@@ -137,11 +146,11 @@ def unsharded(key):
 
 
 def aval_key(a) -> tuple:
-    """(shape, dtype string) of an array argument, the part of the hot path's key it decides."""
+    """(shape, dtype string[, strides]) of an array argument, the part of the hot path's key it decides."""
     if type(a) is ConcreteArray:
         return a.aval
     if type(a) is np.ndarray:
-        return a.shape, a.dtype.str
+        return _aval(a)
     raise TypeError("not an array argument")
 
 

@@ -1092,6 +1092,25 @@ def test_every_reading_that_differs_by_path_is_a_clear_error():
             cf.jit(fn)(*args)
 
 
+def scale_int_or_float(x, y):
+    s = 2                         # a Python int on one path, a Python float on the other
+    if x[0] > 0:
+        s = 0.5
+    s = s * 2 + 1
+    return y * s, s
+
+
+@pytest.mark.parametrize("t", [-1.0, 1.0])
+def test_a_python_int_on_one_path_and_a_float_on_the_other(t):
+    """Where the result is the same dtype either way (a float64 array times it), each path's value; where
+    NumPy's dtype depends on the path (an int8 array times it, isinstance), a clear error."""
+    x, y = np.array([t]), np.array([1.0, 2.0])
+    for got, want in zip(cf.jit(scale_int_or_float)(x, y), scale_int_or_float(x, y)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(cf.TracingError, match="Python int on some paths and a Python float on others"):
+        cf.jit(scale_int_or_float)(x, np.array([1, 2], np.int8))
+
+
 def counter_checked_in_a_rolled_loop(a):
     for i in range(20):           # rolled: i is traced, and still a Python int to the code
         assert isinstance(i, int) and type(i) is int

@@ -238,3 +238,51 @@ def test_numpy_s_error_in_a_traced_branch_inside_a_try_is_a_trace_time_error():
 
     with pytest.raises(cf.TracingError, match="(?s)index 10 is out of bounds.*traced a branch"):
         cf.jit(f)(np.ones(3))
+
+
+def _catches_the_index_error(x, i):
+    try:
+        return x[i]
+    except IndexError:
+        return -1.0
+
+
+def _catches_it_in_a_branch(x, i):
+    try:
+        if x[0] > 0:
+            return x[i]
+        return x[0]
+    except (KeyError, IndexError):
+        return -2.0
+
+
+def _catches_any_exception(x, i):
+    try:
+        return x[i]
+    except Exception:
+        return -1.0
+
+
+def _catches_another_error(x, i):
+    try:
+        y = x[i]
+    except KeyError:
+        y = -1.0
+    return y
+
+
+@pytest.mark.parametrize("fn", [_catches_the_index_error, _catches_it_in_a_branch])
+def test_a_check_an_except_clause_would_catch_is_refused(fn):
+    """NumPy's IndexError for a traced index is checked after the call, when the clause that names it
+    cannot run: a clear error at trace time, never the error the program catches."""
+    with pytest.raises(cf.TracingError, match="except clause"):
+        cf.jit(fn)(np.arange(3.0), np.int64(1))
+
+
+def test_a_check_under_a_clause_for_every_exception_stays_and_says_so():
+    compiled = cf.jit(_catches_any_exception)
+    assert float(np.asarray(compiled(np.arange(3.0), np.int64(1)))) == 1.0
+    with pytest.raises(IndexError) as info:
+        compiled(np.arange(3.0), np.int64(5))
+    assert any("except clause" in note for note in info.value.__notes__)
+    assert float(np.asarray(cf.jit(_catches_another_error)(np.arange(3.0), np.int64(2)))) == 2.0

@@ -84,6 +84,8 @@ def test_unsupported_keyword_is_named():
 
 def test_traced_array_cannot_become_a_numpy_array():
     with pytest.raises(cf.ConcretizationError, match="cannot become a NumPy array"):
+        cf.jit(lambda x: np.asarray(x).__array__())(np.ones(2))
+    with pytest.raises(cf.UnsupportedError, match="numpy.vectorize is not supported"):
         cf.jit(lambda x: np.vectorize(abs)(x))(np.ones(2))  # NumPy converts it itself
 
 

@@ -156,3 +156,36 @@ def test_index_checks_numpy_makes_on_data(fn, args):
     got = cf.jit(fn)(*args)
     for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def _join_rows(a, b):
+    return np.r_[a, 0.0, b, [7, 8]]
+
+
+def _join_columns(a, b):
+    return np.c_[a, b, np.ones((3, 2))]
+
+
+@pytest.mark.parametrize("f", [_join_rows, _join_columns])
+def test_r_and_c_of_traced_arrays(f):
+    a, b = np.arange(3.0), np.ones(3, np.float32)
+    for args in ((a, b), (b, b)):
+        got, want = np.asarray(cf.jit(f)(*args)), f(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_helpers_that_python_calls_on_traced_values():
+    """np.isscalar of a traced NumPy scalar or Python number, a poly1d called on a traced array, and
+    pow() with a modulus (a clear refusal)."""
+    def scaled(x):
+        return x / x.max() if np.isscalar(x.max()) and np.isscalar(float(x[0])) and not np.isscalar(x) else x
+
+    x = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(cf.jit(scaled)(x)), scaled(x))
+    np.testing.assert_array_equal(np.asarray(cf.jit(lambda x: np.poly1d([1.0, -2.0, 1.0])(x))(x)),
+                                  np.poly1d([1.0, -2.0, 1.0])(x))
+    with pytest.raises(cf.UnsupportedError, match="pow"):
+        cf.jit(lambda x: pow(int(x[0]), 2, 5))(x)
+    with pytest.raises(cf.UnsupportedError, match="numpy.vectorize"):
+        cf.jit(lambda x: np.vectorize(abs)(x))(x)

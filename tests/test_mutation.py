@@ -407,3 +407,84 @@ def test_an_argument_updated_from_itself_then_through_a_reshape(fn, optimize):
     """XLA's CPU backend, given the unoptimized program, updated the argument in place while reading
     it (fuzz seed 9926711: c[:3] = c[:3][::-1] left [7, -1, 7])."""
     check_mutation(fn, np.array([0, -1, 7, 8, -1]), np.array(4), optimize=optimize)
+
+
+def _fortran(shape=(2, 3)):
+    return np.asfortranarray(np.arange(6.0).reshape(shape))
+
+
+def _transposed(shape=(2, 3)):
+    return np.arange(6.0).reshape(shape).T
+
+
+def _column():
+    return np.arange(8.0).reshape(4, 2)[:, 1]
+
+
+def _reversed():
+    return np.arange(6.0)[::-1]
+
+
+def _reshape_then_write(x):
+    y = x.reshape(-1)              # a copy in NumPy where x is not C-contiguous, a view where it is
+    x[(0,) * x.ndim] = 7.0
+    return y
+
+
+def _write_through_ravel(x):
+    x.ravel()[1] = 99.0
+    return x.sum()
+
+
+def _write_through_the_transposes_reshape(x):
+    x.T.reshape(-1)[1] = 99.0      # x.T of a Fortran-order x is C-contiguous: a view
+    return x.sum()
+
+
+def _flattened_before_an_update(x):
+    flat = x.reshape(-1)
+    x -= x.mean()
+    return flat
+
+
+def _made_arrays_keep_numpys_order(x):
+    y = x * 2                       # a ufunc's result keeps its inputs' memory order (order="K")
+    y.reshape(-1)[0] = 100.0
+    f = x.copy(order="F")
+    f.reshape(-1, order="F")[1] = 5.0
+    z = np.zeros((2, 2), order="F")
+    z.ravel()[0] = 1.0
+    return y, f, z, np.copy(x.T) + np.zeros_like(x.T)
+
+
+@pytest.mark.parametrize("make", [_fortran, _transposed, _column, _reversed, lambda: np.arange(6.0).reshape(2, 3)],
+                         ids=["fortran", "transposed", "column", "reversed", "c"])
+@pytest.mark.parametrize("f", [_reshape_then_write, _write_through_ravel, _write_through_the_transposes_reshape,
+                               _flattened_before_an_update, _made_arrays_keep_numpys_order])
+def test_arguments_that_are_not_c_contiguous_have_numpys_views(make, f):
+    """An argument's strides decide, as in NumPy, whether a reshape or ravel of it (or of what is made
+    from it) is a view that writes reach or a copy: a transpose, a column, a Fortran-order or reversed
+    array passed in is not taken for a C-contiguous one."""
+    if f is _made_arrays_keep_numpys_order and make().ndim != 2:
+        return
+    want_arg, got_arg = make(), make()
+    want = f(want_arg)
+    got = cf.jit(f)(got_arg)
+    np.testing.assert_array_equal(got_arg, want_arg)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_the_strides_of_arguments_are_part_of_the_signature():
+    g = cf.jit(lambda x: x.ravel("K") + np.asarray(x.strides).sum())
+    for x in (np.arange(6.0).reshape(2, 3), _fortran(), _transposed((3, 2)), np.arange(6.0).reshape(2, 3)):
+        np.testing.assert_array_equal(np.asarray(g(x)), x.ravel("K") + np.asarray(x.strides).sum())
+
+
+def test_assigning_the_shape_of_an_argument_is_a_clear_error():
+    def reshaped(x):
+        x.shape = (2, 3)
+        return x.sum(axis=0)
+
+    with pytest.raises(cf.UnsupportedError, match="shape"):
+        cf.jit(reshaped)(np.arange(6.0))

@@ -1009,3 +1009,160 @@ def test_an_in_place_operator_of_the_programs_own_class_through_a_local_name():
 
     want, got = _twin(make, [(_rng(k).random(2),) for k in range(4)])
     assert got.acc.n == want.acc.n == 4
+
+
+class Scaled:
+    """An object whose special methods, called by Python's syntax, read and change its own state."""
+
+    def __init__(self):
+        self.scale, self.n, self.log = 2.0, 0, {}
+
+    def __add__(self, x):
+        self.n += 1
+        return x * self.scale
+
+    def __radd__(self, x):
+        return x * self.scale + 1.0
+
+    def __neg__(self):
+        return -self.scale
+
+    def __lt__(self, x):
+        return x > self.scale
+
+    def __setitem__(self, k, v):
+        self.log[k] = v * self.scale
+
+    def __delitem__(self, k):
+        self.n -= 5
+
+    def __len__(self):
+        return int(self.scale)
+
+    def __iter__(self):
+        return iter([self.scale, -self.scale])
+
+    def __contains__(self, k):
+        return k == self.scale
+
+    def __matmul__(self, x):
+        return x @ x * self.scale
+
+    def __bool__(self):
+        return self.scale > 1.0
+
+
+class Grid(Scaled):
+    """A subclass whose reflected operator Python tries first."""
+
+    def __radd__(self, x):
+        return self.scale * 10.0 + (x.n if isinstance(x, Scaled) else x)
+
+
+def _with_operators(s, x):
+    y = (s + x) + (x * -s) + np.where(s < x, 1.0, 0.0) + (s @ x)
+    s["twice"] = y
+    del s["twice"]
+    a, b = s
+    y = y * len(s) + a + sum(v for v in s) + b
+    for v in s:
+        y = y + v
+    if s and s.scale in s:
+        y = y + 100.0
+    return y + (1.0 if not s else 2.0) + (3.0 if 0.0 < -s < 1.0 else 4.0)
+
+
+def _with_subclass(s, g, x):
+    return np.concatenate([[s + g], g + x, [g == g, s != g]])
+
+
+def test_special_methods_python_calls_for_operators_run_at_every_call():
+    """``s + x``, ``-s``, ``s < x``, ``s[k] = v``, ``del s[k]``, unpacking, ``len``, iteration,
+    ``in`` and truth of an object of the program's own: its methods read the state the caller
+    changes between calls and count at every call, as plain Python does."""
+    def make():
+        s = Scaled()
+        return (lambda x: _with_operators(s, x)), s
+
+    def between(s, k):
+        s.scale = (2.0, 3.0, 0.5, 2.0)[k]
+    _, got = _twin(make, [(_rng(k).random(3),) for k in range(4)], between)
+    assert got.n == 4 * (1 - 5) and type(got.log["twice"]) is np.ndarray
+
+    def make_pair():
+        s, g = Scaled(), Grid()
+        return (lambda x: _with_subclass(s, g, x)), (s, g)
+    _twin(make_pair, [(_rng(k).random(3),) for k in range(2)])
+
+
+def test_an_array_and_an_object_without_array_protocol_in_an_operator():
+    """NumPy applies the object's operator to each element (an object array): a clear error; an
+    object that opts out of ufuncs gets its reflected operator, as NumPy gives it."""
+    class Opted:
+        __array_ufunc__ = None
+
+        def __radd__(self, x):
+            return x * 3.0
+
+    x = np.ones(2)
+    np.testing.assert_array_equal(np.asarray(cf.jit(lambda x, o: x + o)(x, Opted())), x + Opted())
+    with pytest.raises(cf.UnsupportedError, match="array of objects"):
+        cf.jit(lambda x, s: x + s)(x, Scaled())
+
+
+def test_an_array_default_argument_is_the_one_array_python_keeps():
+    """``def f(x, acc=np.zeros(3)): acc += x`` accumulates into the default at every call, as in Python,
+    also in a helper the function calls and for a keyword-only default."""
+    def make():
+        def helper(x, buf=np.zeros(3)):
+            buf[:] = buf + x
+            return buf * 1
+
+        def f(x, acc=np.zeros(3), *, scale=np.full(3, 2.0)):
+            acc += x
+            return acc * scale + helper(x)
+        return f, lambda: (f.__defaults__[0], f.__kwdefaults__["scale"], helper.__defaults__[0])
+
+    _twin(make, [(_rng(k).random(3),) for k in range(3)])
+
+
+def test_an_augmented_item_or_attribute_goes_through_the_programs_own_hooks():
+    """``s[k] += x`` reads through ``__getitem__`` and stores through ``__setitem__``; ``p.w += x`` through
+    a property's getter and setter: each run as converted code, at every call."""
+    def make():
+        class Store:
+            def __init__(self):
+                self.d, self.sets, self.scale = {"a": np.zeros(2)}, 0, 2.0
+
+            def __getitem__(self, k):
+                return self.d[k]
+
+            def __setitem__(self, k, v):
+                self.sets += 1
+                self.d[k] = v * self.scale
+
+        class Weighted:
+            def __init__(self):
+                self._w, self.n = np.ones(2), 0
+
+            @property
+            def w(self):
+                return self._w
+
+            @w.setter
+            def w(self, v):
+                self.n += 1
+                self._w = v
+
+        s, p = Store(), Weighted()
+
+        def f(x):
+            s["a"] += x
+            p.w += x
+            return s["a"] + p.w
+        return f, (s, p)
+
+    def between(state, k):
+        state[0].scale = 1.0 + k
+    _, (s, p) = _twin(make, [(_rng(k).random(2),) for k in range(3)], between)
+    assert s.sets == 3 and p.n == 3

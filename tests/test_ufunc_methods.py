@@ -122,7 +122,9 @@ def test_out_writes_every_function_and_ufunc_that_takes_one():
 
 
 def test_out_of_the_wrong_shape_or_kind_raises_as_numpy_does():
+    truncated = cf.jit(lambda a: np.sum(a, axis=0, out=np.zeros(4, dtype=np.int64)))(X)  # (a reduction casts unsafely)
+    np.testing.assert_array_equal(np.asarray(truncated), np.sum(X, axis=0, out=np.zeros(4, dtype=np.int64)))
     with pytest.raises(TypeError, match="same_kind"):
-        cf.jit(lambda a: np.sum(a, axis=0, out=np.zeros(4, dtype=np.int64)))(X)
+        cf.jit(lambda a: np.std(a, axis=0, out=np.zeros(4, dtype=np.int64)))(X)
     with pytest.raises(ValueError):
         cf.jit(lambda a: np.sum(a, axis=0, out=np.zeros(3)))(X)

@@ -26,6 +26,7 @@ from ..tracing.array import Either, TracedArray
 from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
 from .outer import read_attribute
+from .protocols import Protocols, own_hook
 from .source import convert, is_user_function
 
 
@@ -50,20 +51,27 @@ def call(fn, *args, **kwargs):
         kwargs = {k: outside.contents(v) for k, v in kwargs.items()}
     if constructor is not None:
         return constructor(*args, **kwargs)
-    if fn in _ITERATING:  # the items of an outside list or tuple, read as its slots
-        args = tuple(outside.items(a) for a in args)
+    if any(fn is f for f in _ITERATING):  # the items of an outside list or tuple, read as its slots (a class's own __iter__, converted)
+        args = tuple(outside.items(_PROTOCOLS.iterated(a)) for a in args)
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeEnumerate(*args, **kwargs)
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
-    if fn is len and len(args) == 1 and not kwargs and outside.is_outside(args[0]):
-        return outside.length(args[0])  # (guarded)
+    if fn is len and len(args) == 1 and not kwargs and (outside.is_outside(args[0]) or own_hook(args[0], "__len__")):
+        return _PROTOCOLS.length(args[0])  # (guarded; a class's own __len__, converted)
+    if (fn is abs or fn is bool) and len(args) == 1 and not kwargs and \
+            own_hook(args[0], "__abs__" if fn is abs else "__bool__"):
+        return _PROTOCOLS.unary("abs", args[0]) if fn is abs else bool(_PROTOCOLS.tested(args[0]))
     if fn is getattr and len(args) in (2, 3) and not kwargs and type(args[1]) is str:
         if len(args) == 3 and not outside.has(args[0], args[1], "attribute"):
             return args[2]
         return read_attribute(args[0], args[1], call)
-    if (fn in python_ints.MATH or fn is math.log) and any(isinstance(a, TracedArray) for a in args) and not kwargs:
+    if isinstance(fn, types.BuiltinFunctionType) and (fn in python_ints.MATH or fn is math.log) and \
+            any(isinstance(a, TracedArray) for a in args) and not kwargs:
         return python_ints.python_math(fn, args)  # (math.exp(float(x[0])): Python's numbers and errors)
+    if fn is pow and len(args) == 3 and any(isinstance(a, TracedArray) for a in args):
+        raise located(UnsupportedError("pow() with a modulus (three arguments) of traced numbers is not supported by "
+                                       "cofactor: compute (a ** b) % m with NumPy where it cannot overflow"))
     if fn is next and args:
         implicit.advanced(args[0])
     if fn is object.__getattribute__ and len(args) == 2 and not kwargs and outside.is_outside(args[0]):
@@ -91,6 +99,8 @@ def call(fn, *args, **kwargs):
         raise located(UnsupportedError(
             "id() of a variable that holds one of several arrays, which one chosen at run time by a traced "
             "branch: its identity is not known at trace time (compare with `is`, which cofactor traces)"))
+    if fn is np.isscalar and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray):
+        return args[0].scalar or args[0].weak is not None  # (a NumPy scalar or a Python number it stands for)
     if fn is isinstance and len(args) == 2 and isinstance(args[0], TracedArray):
         return _is_instance(args[0], args[1])
     if (fn is max or fn is min) and not kwargs:
@@ -103,7 +113,7 @@ def call(fn, *args, **kwargs):
     user = _user_callable(fn)
     if user is not None:
         outside.defaults_reached(fn)  # (def f(x, acc=[]): the list is the function's, kept between calls)
-        return user(*args, **kwargs)
+        return user(*args, **outside.defaults_read(fn, args, kwargs))
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, random.Random):  # (random.random(), rng.uniform(...): the random module's own state)
         raise located(UnsupportedError(
@@ -142,6 +152,8 @@ def _is_instance(x: TracedArray, classes) -> bool:
         return isinstance(x, classes)
     return issubclass(x.stands_for(), classes)
 
+
+_PROTOCOLS = Protocols(call)  # (Python's protocols on the program's objects, for the builtins that use them)
 
 # What converted code calls: the names the rewriting in source.py and control.py emits.
 RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements.while_, for_=statements.for_,

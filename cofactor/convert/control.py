@@ -19,6 +19,7 @@ import ast
 
 from ..tracing.control import RETURN_VALUE, RETURNED as _RETURNED
 from .checks import rewrite_checks
+from .outer import OUTER
 
 RUNTIME = "__cofactor__"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -70,6 +71,12 @@ def _only_truth(test):
         _only_truth(test.operand)
 
 
+def _tested(test):
+    """``test`` as a truth test reads it: an object of the program's own class by its own
+    ``__bool__``/``__len__``, run as converted code (protocols.py)."""
+    return ast.copy_location(ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), "tested", ast.Load()), [test], []), test)
+
+
 def _lambda(body):
     """``lambda: body``, whose ``name := value`` (here bound in the lambda, not where the user wrote
     it) sets the user's variable through the runtime's ``assign``."""
@@ -81,8 +88,11 @@ def _lambda(body):
             self.generic_visit(node)
             return ast.copy_location(ast.Call(_runtime("assign"), [_lambda(_name(node.target.id)), node.value], []),
                                      node)
-    return ast.Lambda(ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                      Walrus().visit(body))
+    return ast.Lambda(_no_arguments(), Walrus().visit(body))
+
+
+def _no_arguments():
+    return ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
 
 
 def assigned_names(nodes) -> list:
@@ -413,6 +423,13 @@ class ControlFlow(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
     def visit_Try(self, node):
+        if node.handlers:  # (what its except clauses catch, for the errors checked at run time)
+            caught = ast.Tuple([h.type if h.type is not None else _name("BaseException") for h in node.handlers],
+                               ast.Load())
+            catching = ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), "catching", ast.Load()),
+                                [ast.Lambda(_no_arguments(), caught)], [])
+            node.body = [ast.fix_missing_locations(ast.copy_location(
+                ast.With([ast.withitem(catching, None)], node.body), node))]
         node.body, node.orelse = self._visit_all(node.body), self._visit_all(node.orelse)
         node.handlers = [self.visit(h) for h in node.handlers]
         self.finally_of.append(node)  # for the error of a statement there that stays Python
@@ -429,12 +446,16 @@ class ControlFlow(ast.NodeTransformer):
     def visit_IfExp(self, node):
         _only_truth(node.test)
         self.generic_visit(node)
+        node.test = _tested(node.test)
         return ast.copy_location(ast.Call(_runtime("ifexp"), [node.test, _lambda(node.body), _lambda(node.orelse),
                                                                ast.Constant(node.lineno)], []), node)
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        attr = ("and_" if isinstance(node.op, ast.And) else "or_") + ("truth" if getattr(node, _TRUTH, False) else "")
+        truth = getattr(node, _TRUTH, False)
+        attr = ("and_" if isinstance(node.op, ast.And) else "or_") + ("truth" if truth else "")
+        if truth:  # (only their truth is used: each operand's, as a test reads it)
+            node.values = [_tested(value) for value in node.values]
         result = node.values[0]
         for operand in node.values[1:]:  # a and b and c == (a and b) and c, each evaluated lazily
             result = ast.Call(_runtime(attr), [result, _lambda(operand), ast.Constant(getattr(node, "lineno", None))],
@@ -449,13 +470,13 @@ class ControlFlow(ast.NodeTransformer):
             return node
         links = ast.List([ast.Tuple([ast.Constant(type(op).__name__), _lambda(operand)], ast.Load())
                           for op, operand in zip(node.ops, node.comparators)], ast.Load())
-        return ast.copy_location(ast.Call(_runtime("compare_chain"), [node.left, links, ast.Constant(node.lineno)], []),
-                                 node)
+        return ast.copy_location(ast.Call(_runtime("compare_chain"), [node.left, links, ast.Constant(node.lineno),
+                                                                      ast.Name(OUTER, ast.Load())], []), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
-            return ast.copy_location(ast.Call(_runtime("not_"), [node.operand], []), node)
+            return ast.copy_location(ast.Call(_runtime("not_"), [_tested(node.operand)], []), node)
         return node
 
     def visit_comprehension(self, node):
@@ -477,6 +498,7 @@ class ControlFlow(ast.NodeTransformer):
     # statements inside it, whose assignments then move into generated functions.
     def visit_If(self, node):
         _only_truth(node.test)
+        node.test = _tested(node.test)
         names = self._names([node.body, node.orelse])
         escape = _escape(node.body + node.orelse)
         exited_else = getattr(node, _EXITED_ELSE, False)
@@ -544,6 +566,7 @@ class ControlFlow(ast.NodeTransformer):
         brk, before = self._exit_flags(node)
         before += defaults if brk else []
         after = self._else_block(node, brk)
+        node.test = _tested(node.test)
         tested = [ast.Expr(node.test)]  # (names it binds with :=)
         names = self._names([node.body, tested])
         rebound = rebound_names(node.body + tested)
@@ -579,7 +602,8 @@ class ControlFlow(ast.NodeTransformer):
         self.generic_visit(node)
         getter, setter = _state_functions(p, names)
         body = _function(f"{p}_body", [item], node.body, names)
-        iterable = _traced_range(node.iter) if _is_range(node.iter) else node.iter  # may have traced bounds
+        iterable = _traced_range(node.iter) if _is_range(node.iter) else ast.copy_location(
+            ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), "iterated", ast.Load()), [node.iter], []), node.iter)
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),

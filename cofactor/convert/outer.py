@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import contextlib
 import functools
 import inspect
 import operator
@@ -36,8 +37,10 @@ import types
 
 from ..errors import ConcretizationError, InternalError, TracingError, UnsupportedError, forwards_calls, located
 from ..ir.core import OpBudgetExceeded, OutOfScope
-from ..tracing import implicit, outside
+from ..tracing import context, implicit, outside
 from ..tracing.array import TracedArray
+from ..tracing.dispatch import INDEXED
+from .protocols import Protocols, own_hook
 
 OUTER = "__cf_outer__"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -117,15 +120,20 @@ class _RouteOuterReads(ast.NodeTransformer):
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load) or _generated(node.value):
+        if not isinstance(node.ctx, ast.Load) or _generated(node.value) or _starred(node.slice):
             return node
-        if _plain_index(node.slice):
-            return _outer_call("item", [node.value, node.slice], node)
-        if isinstance(node.slice, ast.Slice):  # (a slice of an outside list reads its items as slots)
-            bounds = [b if b is not None else ast.Constant(None) for b in (node.slice.lower, node.slice.upper,
-                                                                             node.slice.step)]
-            return _outer_call("item", [node.value, _outer_call("slice", bounds, node.slice)], node)
-        return node
+        return _outer_call("item", [node.value, _index(node.slice)], node)
+
+    def visit_BinOp(self, node):
+        """``a op b``: the program's own ``__add__``/``__radd__`` run as converted code (protocols.py)."""
+        self.generic_visit(node)
+        return _outer_call("binary", [ast.Constant(_OPERATORS[type(node.op)]), node.left, node.right], node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return node
+        return _outer_call("unary", [ast.Constant(_UNARY[type(node.op)]), node.operand], node)
 
     def visit_Assign(self, node):
         """``W, b = self.params``: the items an outside sequence gives when unpacked are its slots;
@@ -137,7 +145,23 @@ class _RouteOuterReads(ast.NodeTransformer):
         if len(node.targets) == 1 and isinstance(target, ast.Attribute) and not _generated(target.value):
             call = _outer_call("set_attribute", [target.value, ast.Constant(target.attr), node.value], node)
             return ast.copy_location(ast.Expr(call), node)
+        if len(node.targets) == 1 and isinstance(target, ast.Subscript) and not _generated(target.value) and \
+                not _starred(target.slice):  # (the value first, as Python evaluates it)
+            call = _outer_call("set_item", [node.value, target.value, _index(target.slice)], node)
+            return ast.copy_location(ast.Expr(call), node)
         return node
+
+    def visit_Delete(self, node):
+        """``del obj[k]``: the program's own ``__delitem__`` runs as converted code."""
+        self.generic_visit(node)
+        statements = []
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and not _generated(target.value) and not _starred(target.slice):
+                call = _outer_call("del_item", [target.value, _index(target.slice)], target)
+                statements.append(ast.copy_location(ast.Expr(call), node))
+            else:
+                statements.append(ast.copy_location(ast.Delete([target]), node))
+        return statements
 
     def visit_Starred(self, node):
         self.generic_visit(node)
@@ -153,11 +177,15 @@ class _RouteOuterReads(ast.NodeTransformer):
         return node
 
     def visit_Compare(self, node):
-        """``k in c`` and ``k not in c``: what a trace learns of an outside container's keys is guarded."""
+        """``k in c`` and ``k not in c``: what a trace learns of an outside container's keys is guarded;
+        ``a < b``: the program's own ``__lt__``/``__gt__`` run as converted code."""
         self.generic_visit(node)
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             test = _outer_call("contains", [node.comparators[0], node.left], node)
             return ast.copy_location(ast.UnaryOp(ast.Not(), test), node) if isinstance(node.ops[0], ast.NotIn) else test
+        if len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:  # (a chain: statements.compare_chain)
+            return _outer_call("compare", [ast.Constant(COMPARISONS[type(node.ops[0])]), node.left,
+                                           node.comparators[0]], node)
         return node
 
     def visit_AugAssign(self, node):
@@ -174,20 +202,20 @@ class _RouteOuterReads(ast.NodeTransformer):
             combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
             return ast.copy_location(ast.Assign([target], combined), node)
         if not isinstance(target, (ast.Attribute, ast.Subscript)) or _generated(target.value) or \
-                isinstance(target, ast.Subscript) and not _plain_index(target.slice):
+                isinstance(target, ast.Subscript) and _starred(target.slice):
             return node
         holder, key = ast.Name(f"{OUTER}_holder", ast.Store()), ast.Name(f"{OUTER}_key", ast.Store())
         held, keyed = ast.Name(holder.id, ast.Load()), ast.Name(key.id, ast.Load())
         if isinstance(target, ast.Attribute):
             first = [ast.Assign([holder], target.value)]
             read = _outer_call("attribute", [held, ast.Constant(target.attr)], node)
-            store = ast.Attribute(held, target.attr, ast.Store())
         else:
-            first = [ast.Assign([holder], target.value), ast.Assign([key], target.slice)]
+            first = [ast.Assign([holder], target.value), ast.Assign([key], _index(target.slice))]
             read = _outer_call("item", [held, keyed], node)
-            store = ast.Subscript(held, keyed, ast.Store())
         combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
-        return [ast.copy_location(statement, node) for statement in (*first, ast.Assign([store], combined))]
+        store = _outer_call("set_attribute", [held, ast.Constant(target.attr), combined], node) if \
+            isinstance(target, ast.Attribute) else _outer_call("set_item", [combined, held, keyed], node)
+        return [ast.copy_location(statement, node) for statement in (*first, ast.Expr(store))]
 
     def _in_scope(self, node, body_fields):
         self.scopes.append(_Scope(node))
@@ -236,10 +264,24 @@ _INPLACE = {ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itrued
             ast.BitXor: "ixor", ast.LShift: "ilshift", ast.RShift: "irshift"}
 
 
-def _plain_index(index) -> bool:
-    """An index that is an expression of its own (not a slice, nor a tuple holding one)."""
-    return not isinstance(index, ast.Slice) and not (isinstance(index, ast.Tuple) and any(
-        isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts))
+_OPERATORS = {**{op: name[1:] for op, name in _INPLACE.items()}, ast.BitAnd: "and", ast.BitOr: "or"}
+_UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}
+COMPARISONS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+
+
+def _starred(index) -> bool:
+    """``x[*idx]``, which stays as written."""
+    return isinstance(index, ast.Tuple) and any(isinstance(e, ast.Starred) for e in index.elts)
+
+
+def _index(index):
+    """A subscript's index as an expression: its slices (``x[1:, i]``) as ``slice(...)``."""
+    if isinstance(index, ast.Slice):
+        bounds = [b if b is not None else ast.Constant(None) for b in (index.lower, index.upper, index.step)]
+        return _outer_call("slice", bounds, index)
+    if isinstance(index, ast.Tuple):
+        return ast.copy_location(ast.Tuple([_index(e) for e in index.elts], ast.Load()), index)
+    return index
 
 
 def _generated(node) -> bool:
@@ -258,12 +300,13 @@ def route_outer_reads(function):
     _RouteOuterReads().visit(function)
 
 
-class Outer:
+class Outer(Protocols):
     """What ``__cf_outer__`` is in a function converted from ``fn``: where its outer names live
-    (``call``: how converted code calls a function, for a property's getter)."""
+    (``call``: how converted code calls a function, for a property's getter), and Python's protocols
+    on the objects it meets (protocols.py)."""
 
     def __init__(self, fn, nested: bool, call):
-        self.call = call
+        super().__init__(call)
         self.globals = fn.__globals__
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         # A function defined in converted code (``nested``) closes over that code's variables:
@@ -302,19 +345,22 @@ class Outer:
         setter = inspect.getattr_static(type(obj), name, None)
         if isinstance(setter, property) and setter.fset is not None and outside.is_outside(obj):
             self.call(setter.fset, obj, value)
-        elif hook := _own_hook(obj, "__setattr__"):
+        elif hook := own_hook(obj, "__setattr__"):
             self.call(hook, obj, name, value)
         else:
             _set_attribute(obj, name, value)
 
     def item(self, container, key):
+        built = INDEXED.get(id(container))
+        if built is not None and any(isinstance(k, TracedArray) for k in (key if isinstance(key, tuple) else (key,))):
+            return built(key)  # (np.r_[a, 0.0, b] of traced arrays)
         if type(key) is slice and type(container) in (list, tuple):
             return outside.sliced(container, key)
         if isinstance(container, dict) and isinstance(key, TracedArray):
             raise located(ConcretizationError(
                 "a dict looked up with a traced key: which entry is known only when the compiled function runs "
                 "(hold the values in an array and index it, np.asarray(values)[k], or choose with np.where)"))
-        if hook := _own_hook(container, "__getitem__"):  # (a param store's own lookup)
+        if hook := own_hook(container, "__getitem__"):  # (a param store's own lookup)
             return self.call(hook, container, key)
         factory = getattr(container, "default_factory", None)
         if isinstance(container, collections.defaultdict) and isinstance(factory, types.FunctionType) and \
@@ -329,11 +375,8 @@ class Outer:
             return outside.read_slot(container, key, value, "item")
         return value
 
-    @staticmethod
-    def contains(container, key):
-        return outside.has(container, key, "item")  # (whose own calls of the user's give the user's errors)
-
-    unpacked = staticmethod(outside.unpacked)
+    def unpacked(self, iterable):
+        return outside.unpacked(self.iterated(iterable))
 
     @staticmethod
     def refusal_caught():
@@ -345,12 +388,32 @@ class Outer:
 
     slice = slice
 
+    @staticmethod
+    @contextlib.contextmanager
+    def catching(handlers):
+        """The body of a ``try`` whose except clauses catch ``handlers()``: NumPy's errors checked only
+        when the compiled function runs are refused there where the clause names them
+        (tracing/checks.py)."""
+        trace = context.current() if context.is_tracing() else None
+        if trace is not None:
+            trace.handlers.append(handlers)
+        try:
+            yield
+        finally:
+            if trace is not None:
+                trace.handlers.pop()
+
     def inplace(self, name, target, value):
         """``target op= value``; an in-place operator the program's own class defines (``__iadd__``)
-        runs as converted code, so what it reads and changes is tracked."""
-        if hook := _own_hook(target, f"__{name}__"):
-            return self.call(hook, target, value)
-        return _inplace(name, target, value)
+        runs as converted code, so what it reads and changes is tracked; without one (or where it
+        returns NotImplemented), ``target op value``, as Python falls back to it."""
+        if hook := own_hook(target, f"__{name}__"):
+            result = self.call(hook, target, value)
+            if result is not NotImplemented:
+                return result
+        elif not self.involved(name[1:], target, value):
+            return _inplace(name, target, value)
+        return self.binary(name[1:], target, value)
 
 
 def read_attribute(obj, name, call):
@@ -370,7 +433,7 @@ def read_attribute(obj, name, call):
             outside.guard_has(obj, name, "attribute")  # (computed by this call, kept for the next, as Python does)
             value = vars(obj)[name] = call(getter.func, obj)
             return value
-        if getter is _MISSING and (hook := _own_hook(obj, "__getattr__")):  # what it reads, read at every call
+        if getter is _MISSING and (hook := own_hook(obj, "__getattr__")):  # what it reads, read at every call
             return call(hook, obj, name)
         if name == "__dict__":  # (its attributes as a dict's entries, read as slots)
             outside.reached(vars(obj), f"{outside.name_of(obj)}.__dict__")
@@ -382,13 +445,6 @@ def read_attribute(obj, name, call):
     if isinstance(obj, (dict, list)):
         return outside.method(obj, name, value)
     return outside.read_slot(obj, name, value, "attribute")
-
-
-def _own_hook(obj, name):
-    """The method ``name`` (``__getitem__``, ``__iadd__``) that the program's own class of an object
-    from outside defines, to run as converted code; None for any other object or method."""
-    hook = inspect.getattr_static(type(obj), name, None)
-    return hook if isinstance(hook, types.FunctionType) and outside.is_outside(obj) else None
 
 
 _MISSING = object()

@@ -3,7 +3,6 @@ or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
 import contextlib
-import operator
 import sys
 import warnings
 
@@ -220,20 +219,29 @@ def _identity(test):
     return compared
 
 
-_COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt,
-                "GtE": operator.ge, "Is": _identity(identical), "IsNot": _identity(lambda a, b: not_(identical(a, b))),
-                "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}
+_IDENTITY = {"Is": _identity(identical), "IsNot": _identity(lambda a, b: not_(identical(a, b)))}
+_COMPARED = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge"}
 
 
-def compare_chain(left, links, line):
+def _compared(op, left, right, protocols):
+    if op in _IDENTITY:
+        return _IDENTITY[op](left, right)
+    if op in ("In", "NotIn"):
+        found = protocols.contains(right, left)
+        return found if op == "In" else not_(found)
+    return protocols.compare(_COMPARED[op], left, right)
+
+
+def compare_chain(left, links, line, protocols):
     """``left op1 b op2 c ...`` (``links``: (op, operand thunk) pairs): ``left op1 b and b op2 c ...``
-    with each operand evaluated once, and only while the comparisons before it hold."""
+    with each operand evaluated once, and only while the comparisons before it hold (``protocols``:
+    the converted function's, which run the program's own ``__lt__`` as converted code)."""
     op, operand = links[0]
     right = operand()
-    test = _COMPARISONS[op](left, right)
+    test = _compared(op, left, right, protocols)
     if len(links) == 1:
         return test
-    return and_(test, lambda: compare_chain(right, links[1:], line), line)
+    return and_(test, lambda: compare_chain(right, links[1:], line, protocols), line)
 
 
 def not_(x):

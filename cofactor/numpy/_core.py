@@ -50,8 +50,10 @@ def value(x, dtype=None) -> Value:
         return value(traced, dtype)
     array = np.asarray(x)
     if array.dtype == object:
-        raise UnsupportedError("an array built from a sequence of traced arrays is not supported yet; "
-                               "use np.stack or np.concatenate")
+        raise UnsupportedError(
+            "NumPy makes an array of Python objects (dtype=object) of this value, which cofactor does not compile "
+            "(a Python int beyond 64 bits, an object that is not a number, or traced arrays nested in lists of "
+            "different shapes: use np.stack or np.concatenate)")
     return ops.constant(array.astype(dtype) if dtype is not None else array)
 
 

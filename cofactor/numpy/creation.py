@@ -11,7 +11,7 @@ from ..ir.types import is_supported_dtype
 from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
-from ..tracing.views import per_layout, strided_like
+from ..tracing.views import ordered, per_layout, strided_like
 from ._core import full, traced_sequence, value, wrap
 from .shape import resolve_shape
 
@@ -31,7 +31,7 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
         raise TypeError(f"Cannot cast array data from {v.dtype!r} to {target!r} according to the rule '{casting}'")
     if not copy and _kept(a, target, order):
         return a
-    return wrap(convert_like_numpy(v, target))
+    return ordered(wrap(convert_like_numpy(v, target)), order, a)
 
 
 def _kept(a, dtype, order) -> bool:
@@ -97,12 +97,12 @@ def astype_function(x, dtype, /, *, copy=True, device=None):
 
 @implements(np.copy)
 def copy(a, order="K", subok=False):
-    return TracedArray(value(a))
+    return ordered(TracedArray(value(a)), order, a)
 
 
 @implements("ndarray.copy")
 def copy_method(a, order="C"):
-    return TracedArray(value(a))
+    return ordered(TracedArray(value(a)), order, a)
 
 
 def _like(name, fill_value_of):
@@ -115,9 +115,7 @@ def _like(name, fill_value_of):
         src_shape, src_dtype = (src.shape, src.dtype) if src is not None else (np.shape(a), np.asarray(a).dtype)
         target_shape = src_shape if shape is None else resolve_shape(shape)
         target = _dtype(dtype, src_dtype)
-        if isinstance(fill, TracedArray):
-            return wrap(ops.convert(np.broadcast_to(fill, target_shape).value, target))
-        return wrap(full(target_shape, np.array(fill).astype(target), target))
+        return ordered(full_(target_shape, fill, target), order, a)
     return impl
 
 
@@ -137,6 +135,9 @@ def check_stored(a, v):
     elif isinstance(v, (np.generic, int, float)) and not isinstance(v, (bool, np.bool_)):
         with numpy_rules():
             np.empty(1, a.dtype)[0] = v
+    elif isinstance(v, (list, tuple)) and a.dtype.kind in "iu" and traced_sequence(v) is None:
+        with numpy_rules():  # (a list's Python ints and floats, each converted as NumPy converts it)
+            np.empty(np.shape(v), a.dtype)[...] = v
 
 
 @implements("ndarray.fill")
@@ -166,7 +167,7 @@ def _filled(fill):
     def make(shape, dtype=float, order="C", *, like=None, device=None):
         shape = resolve_shape(shape)
         target = _dtype(dtype, float)
-        return wrap(full(shape, np.array(fill).astype(target), target))
+        return ordered(wrap(full(shape, np.array(fill).astype(target), target)), order)
     return make
 
 
@@ -186,13 +187,17 @@ def full_(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     shape = resolve_shape(shape)
     fill = fill_value if isinstance(fill_value, TracedArray) else np.asarray(fill_value)
     target = _dtype(dtype, fill.dtype)
-    return wrap(ops.convert(np.broadcast_to(wrap(value(fill)), shape).value, target))
+    if type(fill_value) is int:
+        with numpy_rules():  # NumPy's OverflowError for a Python int out of the dtype's range
+            np.array(fill_value, dtype=target)
+    return ordered(wrap(convert_like_numpy(np.broadcast_to(wrap(value(fill)), shape).value, target)), order)
 
 
 @constructs(np.arange)
 def arange(*args, **kwargs):
     _static("arange", *args, *kwargs.values())
-    return _traced_constant(np.arange(*args, **kwargs))
+    with numpy_rules():
+        return _traced_constant(np.arange(*args, **kwargs))
 
 
 @constructs(np.eye)
@@ -214,18 +219,29 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         return (_traced_constant(samples[0]), samples[1]) if retstep else _traced_constant(samples)
     if axis != 0 or np.ndim(start) or np.ndim(stop):
         raise UnsupportedError("numpy.linspace with traced bounds supports scalar start/stop and axis=0")
-    # NumPy's formula: start + arange(num) * ((stop - start) / div), and the last point exactly stop.
+    # NumPy's formula, in the dtype of start, stop and a float (NEP 50): start + arange(num) * ((stop -
+    # start) / div), and the last point exactly stop.
+    computed = np.result_type(*[_promoted_as(x) for x in (start, stop)], float(num))
+    start, stop = astype(start, computed), astype(stop, computed)
     div = (num - 1) if endpoint else num
-    steps = np.arange(num, dtype=np.float64)
+    steps = np.arange(num, dtype=computed)
     delta = np.subtract(stop, start)
     step = np.true_divide(delta, div) if div > 0 else None
     y = np.add(np.multiply(steps, step if step is not None else delta), start)
     if endpoint and num > 1:
         y[-1] = stop
-    target = _dtype(dtype, np.result_type(y.dtype, float))
+    target = _dtype(dtype, computed)
     if not retstep:
         return astype(y, target)
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
+
+
+def _promoted_as(x):
+    """A value NumPy's promotion treats as it treats ``x`` (a traced scalar: a NumPy scalar of its dtype,
+    or a Python number if it stands for one)."""
+    if not isinstance(x, TracedArray):
+        return x
+    return x.weak(0) if x.weak is not None else x.dtype.type(0)
 
 
 @constructs(np.array)
@@ -244,11 +260,12 @@ def _array(object, dtype, copy, order, ndmin):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     traced = traced_sequence(object)
     if traced is None:
-        return _traced_constant(np.array(object, dtype=dtype, ndmin=ndmin))
+        with numpy_rules():
+            return _traced_constant(np.array(object, dtype=dtype, ndmin=ndmin))
     result = astype(traced, dtype) if dtype is not None else TracedArray(traced.value)
     if ndmin > result.ndim:
         result = wrap(ops.reshape(result.value, (1,) * (ndmin - result.ndim) + result.shape))
-    return result
+    return ordered(result, order, traced)
 
 
 @constructs(np.asarray, np.asanyarray)
@@ -261,12 +278,18 @@ def ascontiguousarray(a, dtype=None, *, like=None):
     return array(a, dtype, copy=None, order="C", ndmin=1)
 
 
+@constructs(np.asfortranarray)
+def asfortranarray(a, dtype=None, *, like=None):
+    return array(a, dtype, copy=None, order="F", ndmin=1)
+
+
 def _scalar_type(scalar_type):
     """``np.float32(x)`` and the like: a traced ``x`` is cast (a NumPy scalar when 0-d, an array
     otherwise, as NumPy gives); anything else goes to the type itself."""
     def construct(x=0, *args, **kwargs):
         if not isinstance(x, TracedArray) or args or kwargs:
-            return scalar_type(x, *args, **kwargs)
+            with numpy_rules():
+                return scalar_type(x, *args, **kwargs)
         result = astype(x, scalar_type)
         return TracedArray(result.value, scalar=True) if result.ndim == 0 else result
     return construct
@@ -279,7 +302,7 @@ for _type in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint
 
 @constructs(np.copy)
 def copy_constructor(a, order="K", subok=False):
-    return array(a)
+    return array(a, order=order)
 
 
 for _name in ["zeros_like", "ones_like", "empty_like", "full_like"]:

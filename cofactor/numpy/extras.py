@@ -5,12 +5,13 @@ import math
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray, share_storage
-from ..tracing.dispatch import constructs, implements, implements_ufunc
+from ..tracing.dispatch import constructs, implements, implements_ufunc, indexed
 from ..tracing.checks import numpy_error_if
-from ._core import asarray, axis_index, known_value, value
+from ._core import asarray, axis_index, is_weak, known_value, result_type, value
+from .creation import array
 from .extent import Bounded, Window, _unsupported, as_data, operation
 from .indexing import check_range
 from .selection import compress_traced
@@ -266,11 +267,19 @@ def putmask(a, mask, values):
     a[...] = np.where(mask, values, a)
 
 
+_WEAK_INTO = {"b": "biufc", "i": "iufc", "f": "fc", "c": "c"}  # the kinds of array a Python number is cast into
+
+
 @implements(np.copyto)
 def copyto(dst, src, casting="same_kind", where=True):
     _writable(dst, "copyto")
+    if is_weak(src) and not isinstance(src, TracedArray):
+        with numpy_rules():  # a Python number: NumPy's rules for it (NEP 50), and its OverflowError
+            np.copyto(np.empty((), dst.dtype), src, casting=casting)
+    weak = is_weak(src)  # (a Python number: its kind, not its dtype, decides; NEP 50)
     src = asarray(src)
-    if not np.can_cast(src.dtype, dst.dtype, casting=casting):
+    if not (weak and (casting == "unsafe" or dst.dtype.kind in _WEAK_INTO.get(src.dtype.kind, "")) or
+            not weak and np.can_cast(src.dtype, dst.dtype, casting=casting)):
         raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} according to the rule "
                         f"'{casting}'")
     dst[...] = np.where(where, src, dst) if where is not True else src
@@ -586,7 +595,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     result = np.zeros_like(x)
     for cond, func in zip(condlist, funclist):
         val = func(x, *args, **kw) if callable(func) else func
-        result = np.where(cond, val, result)
+        result = np.where(cond, val, result).astype(x.dtype, copy=False)  # (stored into x's dtype, as NumPy does)
     return result
 
 
@@ -685,3 +694,29 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 def _bit_positions(bitorder) -> np.ndarray:
     """The bit of each of a byte's 8 elements, first element first."""
     return np.arange(8, dtype=np.uint8)[::-1 if bitorder[0] == "b" else 1]
+
+
+def _concatenator(axis: int, ndmin: int, transposed_1d: int):
+    """``np.r_[...]`` and ``np.c_[...]`` of arrays and numbers (NumPy's AxisConcatenator): each item made
+    an array of at least ``ndmin`` axes (a 1-d one made a column for np.c_), all in the dtype NumPy
+    promotes them to, joined along ``axis``.  Slices and string directives are NumPy's only."""
+    def index(items):
+        items = items if isinstance(items, tuple) else (items,)
+        if any(isinstance(item, (slice, str)) for item in items):
+            raise UnsupportedError("numpy.r_ / numpy.c_ with slices or string directives among traced arrays is not "
+                                   "supported by cofactor: use np.concatenate (np.arange, np.linspace for the ranges)")
+        dtype = result_type(*items)
+        parts = []
+        for item in items:
+            part = array(item, dtype=dtype, copy=None, ndmin=ndmin)
+            added = ndmin - np.ndim(item)
+            if added > 0 and transposed_1d >= 0:  # (NumPy's axes for the item's own: np.c_ makes a 1-d item a column)
+                axes = list(range(ndmin))
+                part = np.transpose(part, axes[:transposed_1d] + axes[added:] + axes[transposed_1d:added])
+            parts.append(part)
+        return np.concatenate(parts, axis=axis)
+    return index
+
+
+indexed(np.r_)(_concatenator(0, 1, -1))
+indexed(np.c_)(_concatenator(-1, 2, 0))

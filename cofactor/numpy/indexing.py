@@ -292,11 +292,33 @@ def _traced_mask_among(items) -> bool:
     return len(items) > 1 and any(_traced_mask(item) for item in items)
 
 
+def _scalar_bools(index):
+    """An index holding Python or NumPy bools (``x[True]``, ``x[..., False]``), each a 0-d mask that adds
+    an axis of length 1 where true, 0 where false: the index with the axis made by None, and whether
+    it is empty (None where the index holds none)."""
+    items = index if isinstance(index, tuple) else (index,)
+    at = [k for k, item in enumerate(items) if isinstance(item, (bool, np.bool_))]
+    if not at:
+        return None
+    if at != list(range(at[0], at[-1] + 1)) or not all(_is_basic(item) for k, item in enumerate(items) if k not in at):
+        raise UnsupportedError("an index that holds True or False beside array indices, or apart from one another, "
+                               "is not supported by cofactor")
+    return items[:at[0]] + (None,) + items[at[-1] + 1:], not all(items[k] for k in at)
+
+
 @implements("ndarray.__getitem__")
 def getitem(a, index):
     items = index if isinstance(index, tuple) else (index,)
     if a.scalar:
         return _index_scalar(a, items)
+    bools = _scalar_bools(index)
+    if bools is not None:
+        index, empty = bools
+        result = getitem(a, index)
+        if not empty:
+            return result
+        shape = np.lib.stride_tricks.as_strided(np.zeros(1), a.shape, (0,) * a.ndim)[items].shape  # (NumPy's own)
+        return TracedArray(full(shape, 0, a.dtype))
     if all(_is_basic(item) for item in items):
         if has_traced_slice(items):
             return traced_slice(a, index)
@@ -353,6 +375,12 @@ def _assigned_as_numpy_does(target, v) -> bool:
 
 @implements("ndarray.__setitem__")
 def setitem(a, index, v):
+    bools = _scalar_bools(index)
+    if bools is not None:
+        index, empty = bools
+        if not empty:
+            setitem(a, index, v)
+        return
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
         check_stored(a, v)

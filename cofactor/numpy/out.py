@@ -51,12 +51,21 @@ def _ufunc_with_out(ufunc, call):
     return call_with_out
 
 
+# Functions that store their result into ``out`` whatever its dtype (NumPy's reductions and scans cast
+# unsafely there: np.sum(x, out=ints) truncates); every other function's ``out`` takes a same-kind cast.
+UNSAFE_OUT = {np.sum, np.prod, np.mean, np.var, np.max, np.min, np.amax, np.amin, np.cumsum, np.cumprod, np.any,
+              np.all, np.argmax, np.argmin, np.median, np.trace, np.nansum, np.nanprod, np.nancumsum, np.nancumprod,
+              np.nanmax, np.nanmin, np.nanmedian, np.nanpercentile, np.nanquantile}
+
+
 def _function_with_out(func, impl):
+    casting = "unsafe" if func in UNSAFE_OUT else "same_kind"
+
     @functools.wraps(impl)
     def with_out(*args, out=None, **kwargs):
         if out is None:
             return impl(*args, **kwargs)
-        return write_out(out, impl(*args, **kwargs), func.__name__, exact_shape=True)
+        return write_out(out, impl(*args, **kwargs), func.__name__, exact_shape=True, casting=casting)
     return with_out
 
 

@@ -2,9 +2,9 @@
 nanmedian, cov, corrcoef, histogram and bincount.
 
 Most are NumPy's own algorithms written with NumPy functions on traced arrays.  The errors NumPy
-raises from the values themselves cannot be raised at trace time: average checks for weights summing
-to zero only when the weights are known; nanargmax gives -1 for an all-NaN slice; histogram does not
-check that an autodetected range is finite, nor that traced edges increase.
+raises from the values themselves (weights summing to zero, an all-NaN slice of nanargmax) are
+raised after the call where the values are traced; histogram does not check that an autodetected
+range is finite.
 """
 from __future__ import annotations
 
@@ -167,8 +167,7 @@ _nan_extremum("nanmin", np.fmin, np.minimum)
 
 
 def _nan_arg_extremum(name, fill):
-    """argmax/argmin with NaNs as -inf/+inf.  NumPy raises for an all-NaN slice, which depends on
-    the data; here such a slice's index is -1."""
+    """argmax/argmin with NaNs as -inf/+inf; NumPy's ValueError for an all-NaN slice after the call."""
     plain = getattr(np, name[3:])
 
     @implements(getattr(np, name))
@@ -179,7 +178,9 @@ def _nan_arg_extremum(name, fill):
         index = plain(arr, axis=axis, keepdims=keepdims)
         if mask is None:
             return index
-        return np.where(np.all(mask, axis=axis, keepdims=keepdims), -1, index)
+        all_nan = np.all(mask, axis=axis, keepdims=keepdims)
+        error_if(np.any(all_nan).value, lambda: ValueError("All-NaN slice encountered"))
+        return np.where(all_nan, -1, index)
 
 
 _nan_arg_extremum("nanargmax", -np.inf)
@@ -218,6 +219,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO):
         scale = np.sum(wgt, axis=axis, dtype=result_dtype, **keep)
         if not isinstance(scale, TracedArray) and np.any(scale == 0.0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        if isinstance(scale, TracedArray):  # (after the call)
+            error_if(np.any(scale == 0.0).value, lambda: ZeroDivisionError("Weights sum to zero, can't be normalized"))
         avg = np.sum(np.multiply(a, wgt, dtype=result_dtype), axis, **keep) / scale
     if not returned:
         return avg

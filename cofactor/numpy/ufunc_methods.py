@@ -40,7 +40,7 @@ def _reduce(ufunc):
         if initial is not np._NoValue:
             r = ops.convert(value(apply(ufunc, wrap(r), initial)), target)
         result = wrap(_keep(r, axes, keepdims, v.type.rank))
-        return result if out is None else write_out(out, result, ufunc.__name__)
+        return result if out is None else write_out(out, result, ufunc.__name__, casting="unsafe")
 
     @implements_ufunc(ufunc, "accumulate")
     def accumulate(array, axis=0, dtype=None, out=None):
@@ -48,7 +48,7 @@ def _reduce(ufunc):
         v = value(array)
         target = numpy_dtype(ufunc.accumulate, v.dtype, dtype=dtype)
         result = wrap(scan(ops.convert(v, target), axis_index(axis, v.type.rank), ufunc))
-        return result if out is None else write_out(out, result, ufunc.__name__)
+        return result if out is None else write_out(out, result, ufunc.__name__, casting="unsafe")
 
 
 def _reduceat(ufunc):
@@ -81,7 +81,7 @@ def _reduceat(ufunc):
         shape = list(v.shape)
         shape[axis] = 0
         result = wrap(ops.concatenate(segments, axis) if segments else ops.constant(np.zeros(shape, target)))
-        return result if out is None else write_out(out, result, ufunc.__name__)
+        return result if out is None else write_out(out, result, ufunc.__name__, casting="unsafe")
 
 
 def _outer(ufunc):

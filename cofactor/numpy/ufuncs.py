@@ -13,12 +13,14 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
+from ..ir.core import Value
+from ..tracing import checks
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
-from ..tracing.views import ComplexPart
+from ..tracing.views import ComplexPart, ReadOnly, Reshape, ordered
 from ._core import (broadcast_values, compare, dtype_of, full, known_value, reject, result_type, take_1d, value,
-                    view, wrap)
+                    value_bounds, view, wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -405,17 +407,43 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
         loop = tuple(np.dtype(np.int64) if _traced_python_int(x) or dt.itemsize < 8 else dt
                      for x, dt in zip(inputs, loop[:2])) + tuple(loop[2:])
     operands = broadcast_values(*[value(x, dt) for x, dt in zip(inputs, loop)])
-    if ufunc is np.power and loop[1].kind in "iu" and known_value(inputs[1]) is not None \
-            and np.any(np.asarray(known_value(inputs[1])) < 0):  # NumPy's check, where the exponent is known
-        raise ValueError("Integers to negative integer powers are not allowed.")
-    if ufunc is np.power and loop[0].kind == "f" and _is_array_operand(inputs[0]) and \
+    if ufunc is np.power and loop[1].kind in "iu" and loop[2].kind in "iu":
+        results = _integer_power(inputs[1], *operands)
+    elif ufunc is np.power and loop[0].kind == "f" and _is_array_operand(inputs[0]) and \
             known_value(inputs[1]) is not None and np.all(np.asarray(known_value(inputs[1])) == 0.5):
         results = ops.unary("stablehlo.sqrt", operands[0])  # NumPy's array loop: sqrt(-0.0) is -0.0, not 0
     else:
         results = KERNELS[ufunc](*operands)
     results = results if isinstance(results, tuple) else (results,)
-    outs = tuple(wrap(ops.convert(r, dt)) for r, dt in zip(results, loop[ufunc.nin:]))
+    outs = tuple(ordered(wrap(ops.convert(r, dt)), "K", *inputs) for r, dt in zip(results, loop[ufunc.nin:]))
     return outs if ufunc.nout > 1 else outs[0]
+
+
+def _integer_power(exponent, base: Value, power: Value) -> Value:
+    """NumPy's integer power: the product wrapping around as the dtype does, for any exponent (XLA's
+    takes the exponent modulo the bit width), and its ValueError for a negative one (after the call
+    where the exponent is traced).  An exponent of k bits is taken a chunk of log2(bits) bits at a time:
+    base ** e = prod_k (base ** (bits ** k)) ** chunk_k, each chunk below the bit width."""
+    bounds = value_bounds(exponent)
+    if bounds is not None and bounds[0] < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    if bounds is None and np.dtype(power.dtype).kind == "i":
+        negative = np.any(TracedArray(ops.compare(power, full(power.shape, 0, power.dtype), "LT")))
+        checks.error_if(negative.value, lambda: ValueError("Integers to negative integer powers are not allowed."))
+    bits = np.dtype(base.dtype).itemsize * 8
+    if bounds is not None and bounds[1] < bits:
+        return ops.binary("stablehlo.power", base, power)
+    width = bits.bit_length() - 1  # (a chunk of the exponent: below the bit width)
+    low = full(power.shape, bits - 1, power.dtype)
+    shift = full(power.shape, width, power.dtype)
+    result, square, rest = ops.binary("stablehlo.power", base, ops.binary("stablehlo.and", power, low)), base, power
+    for _ in range(-(-bits // width) - 1):
+        rest = ops.binary("stablehlo.shift_right_logical", rest, shift)
+        for _ in range(width):
+            square = ops.binary("stablehlo.multiply", square, square)
+        chunk = ops.binary("stablehlo.power", square, ops.binary("stablehlo.and", rest, low))
+        result = ops.binary("stablehlo.multiply", result, chunk)
+    return result
 
 
 def _is_array_operand(x) -> bool:
@@ -478,8 +506,8 @@ def real(val):
 def imag(val):
     if np.iscomplexobj(val):
         return view(val, ComplexPart("imag"))
-    v = value(val)
-    return wrap(full(v.shape, 0, v.dtype))
+    v = value(val)  # (zeros NumPy makes for a real array: read-only, as its .imag is)
+    return view(wrap(full(v.shape, 0, v.dtype)), ReadOnly(Reshape(v.shape), "assignment destination is read-only"))
 
 
 @implements(np.angle)

@@ -324,6 +324,7 @@ def make_stale(owner, message):
 
 
 _UNTRACED_MODULES = [("numpy.ma", "numpy.ma"), ("numpy.polynomial", "numpy.polynomial")]
+_UNTRACED_OBJECTS = {"RClass": "numpy.r_", "CClass": "numpy.c_", "vectorize": "numpy.vectorize"}  # (by class)
 
 
 def _library_caller() -> str | None:
@@ -334,7 +335,10 @@ def _library_caller() -> str | None:
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         shown = next((name for prefix, name in _UNTRACED_MODULES if module.startswith(prefix)), None)
-        if shown is not None:
+        instance = type(frame.f_locals.get("self")).__name__ if module.startswith("numpy") else None
+        if instance in _UNTRACED_OBJECTS:
+            found = _UNTRACED_OBJECTS[instance]
+        elif shown is not None:
             found = f"{shown}.{frame.f_code.co_name}"
         elif found is not None or not module.startswith("numpy"):
             return found
@@ -561,8 +565,36 @@ def _operator(ufunc, reflected=False):
         operands = (other, self) if reflected else (self, other)
         if self.weak is not None and is_python_number(other):
             return python_arithmetic(ufunc, *operands)
+        if not reflected and _defers_to(other):
+            return NotImplemented
+        if _object_operand(other):
+            raise located(UnsupportedError(
+                f"an array and a {type(other).__name__} object in an operator: NumPy makes an array of objects "
+                f"({type(other).__name__}'s own operator applied to each element), which cofactor does not compile "
+                "(apply the operation to the numbers the object holds)"))
         return ufunc(*operands)
     return apply
+
+
+def _defers_to(other) -> bool:
+    """NumPy's rule for an array's operator: the other operand's reflected method is Python's to try
+    where its class opts out of ufuncs (``__array_ufunc__ = None``) or, without ``__array_ufunc__``,
+    outranks an array by ``__array_priority__``."""
+    cls = type(other)
+    if isinstance(other, (TracedArray, np.ndarray, np.generic)) or cls.__module__ == "builtins":
+        return False
+    if hasattr(cls, "__array_ufunc__"):
+        return cls.__array_ufunc__ is None
+    return float(getattr(other, "__array_priority__", -1e6)) > 0.0
+
+
+def _object_operand(other) -> bool:
+    """An operand NumPy can only hold as an object (an instance of a class with no array protocol)."""
+    cls = type(other)
+    return not (isinstance(other, (TracedArray, np.ndarray, np.generic, list, tuple))
+                or cls.__module__ == "builtins" or cls.__module__.startswith("cofactor.")
+                or defers_tracing(other) or hasattr(cls, "__array__") or hasattr(cls, "__array_interface__")
+                or hasattr(cls, "__array_ufunc__") or hasattr(cls, "__array_function__"))
 
 
 def _unary(ufunc):
@@ -636,12 +668,16 @@ def _strides(array: TracedArray) -> tuple:
 
 def _set_shape(array: TracedArray, shape):
     """``a.shape = shape``: ``a`` itself takes the shape, on the same storage (other views keep theirs)."""
-    from .views import Reshape, strided_like
+    from .views import Reshape, laid_out, strided_like
     if array.scalar:
         raise located(AttributeError("attribute 'shape' of 'numpy.generic' objects is not writable"))
     fake = strided_like(array)
     with numpy_rules():  # NumPy's checks and errors: a size that differs, strides that need a copy
         fake.shape = shape
+    if array.lens is None and id(array) in context.current().arguments:
+        raise located(UnsupportedError(
+            "assigning .shape of an array given to the compiled function (an argument, or an array read from outside "
+            "it) would change the caller's array object, which cofactor does not do: use x = x.reshape(...)"))
     if array.lens is not None:  # a view: now a reshape of what it was
         array.viewed, array.lens, array._read = TracedArray(None, array.viewed, array.lens), Reshape(fake.shape), None
     elif any(isinstance(r, TracedArray) and r.viewed is array for r in gc.get_referrers(array)):
@@ -649,6 +685,8 @@ def _set_shape(array: TracedArray, shape):
                                        "(they would keep its old shape): use a = a.reshape(...)"))
     else:
         array.value = ops.reshape(array.value, fake.shape)
+        context.current().layouts.pop(id(array), None)
+        laid_out(array, fake.strides if not fake.flags.c_contiguous else None)  # (NumPy's strides for the new shape)
 
 
 def _round(self, ndigits=None):

@@ -41,7 +41,7 @@ from ..ir.core import Value
 from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from .array import Either, TracedArray, nesting
-from .path_numbers import PYTHON_DTYPES, PathNumber, wider_python
+from .path_numbers import PYTHON_ORDER, PYTHON_DTYPES, PathNumber, wider_python
 
 _SELECTOR = TensorType((), np.dtype(np.int32))
 _MAX_CHOICES = 8  # more distinct arrays for one variable means the layout is not settling
@@ -332,7 +332,8 @@ class Number(Node):
         python = TensorType((), PYTHON_DTYPES[self.python])
         if isinstance(x, PathNumber) and x.is_python is not None:
             return [value, ops.convert(x.python_value, python.dtype), x.is_python]
-        is_python = number_type(x)[1] is not None
+        kind = number_type(x)[1]  # (the Python number's own type, not the wider the variable also is)
+        is_python = kind is not None and (self.weak is None or kind is self.python)
         return [value, _number_value(x, python) if is_python else _zeros(python),
                 ops.constant(np.array(is_python))]
 
@@ -344,7 +345,7 @@ class Number(Node):
     def build(self, values, b):
         if id(self) not in b:
             own = values[id(self)]
-            b[id(self)] = PathNumber(*own[:1], self.python, *own[1:]) if self.python else \
+            b[id(self)] = PathNumber(own[0], self.python, *own[1:], weak=self.weak) if self.python else \
                 TracedArray(own[0], scalar=not self.broadcast, weak=self.weak)
         return b[id(self)]
 
@@ -352,8 +353,9 @@ class Number(Node):
 def _kinds(node: Number, weak, python) -> tuple:
     """(weak, python) of a variable that holds what ``node`` holds or a number of these: weak only
     if a Python number on every path; else the Python type it is on some (None: on none)."""
-    if node.weak is not None and weak is not None:
-        return wider_python(node.weak, weak), None
+    if node.weak is not None and weak is not None:  # Python numbers: an int on some paths, a float on others
+        kinds = sorted({node.weak, weak, node.python, python} - {None}, key=PYTHON_ORDER.index)
+        return kinds[-1], kinds[0] if len(kinds) == 2 else None
     if node.broadcast:
         return None, None  # a conditional expression's value: the array's dtype (README, "Control flow")
     return None, wider_python(node.weak, node.python, weak, python)

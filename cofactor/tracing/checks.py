@@ -242,9 +242,33 @@ def numpy_error_if(failed, make, what="an operation on an array whose length is 
     run-time value.  ``what`` names the operation where no run-time check can be made."""
     checks = _checks(what)
     exception, shown = _built(checks, make)
+    _refused_if_caught(exception)
     frame = user_frame()
     where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
     _add_site(checks, exception, shown, where, failed)
+
+
+_BROAD = (Exception, BaseException)
+
+
+def _refused_if_caught(exception):
+    """A check made inside a ``try`` whose except clause names the check's exception (``except
+    IndexError:``) is refused: the clause would run in NumPy, and the check raises only after the
+    compiled call.  A clause for every exception (``except Exception:``) is the program's guard against
+    anything: the check stays, and its error, if raised, says that the clause did not run."""
+    for handlers in context.current().handlers:
+        caught = handlers()
+        if not isinstance(exception, caught):
+            continue
+        flat = caught if isinstance(caught, tuple) else (caught,)
+        if any(isinstance(exception, c) and c not in _BROAD for c in flat):
+            raise located(TracingError(
+                f"NumPy may raise {type(exception).__name__} here, for values known only when the compiled function "
+                "runs, and an except clause around this line catches it: compiled code cannot run the clause then "
+                "(check the values with NumPy instead, np.where(...), or put the try around the compiled call)"))
+        exception.add_note("cofactor checks it after the compiled call: an except clause around its line in the "
+                           "compiled function did not run")
+        return
 
 
 def error_if(failed, make):

@@ -93,6 +93,9 @@ class TraceContext(Builder):
         self.origins: dict = {}      # id of what a slot of one held when the trace first saw it -> (the object, its key)
         self.argument_containers: dict = {}  # id of a list or dict passed in -> it (the trace holds a copy)
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
+        self.handlers: list = []     # the exception classes the program's open try statements catch (thunks)
+        self.layouts: dict = {}      # id of an array given to the function (an argument, a global) -> its
+        # strides, where it is not C-contiguous as the arrays the function makes are (views.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
         self.copies = 1              # how many copies of the code being traced the loops unrolled around it make

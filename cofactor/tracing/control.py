@@ -743,7 +743,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
             raise _Retry(unhint=unhint)
         f, _ = layout.fit(state, emit=True)
         seen["numpy"] = {id(node) for _, _, node, x in layout.numbers(state)
-                         if node.python and number_type(x)[1] is None and not isinstance(x, PathNumber)}
+                         if node.python and number_type(x)[1] is node.weak and not isinstance(x, PathNumber)}
         outputs = ([again] if rotated else []) + layout.payload(f) + [a._value for a in storages]
         if bound is not None:
             # Past the condition's end, every iteration keeps the state it was given.

@@ -21,6 +21,7 @@ from ..ir.core import OpBudgetExceeded, OutOfScope
 FUNCTIONS: dict = {}   # numpy function (or method name "ndarray.x") -> implementation
 UFUNCS: dict = {}      # (ufunc, method) -> implementation
 CONSTRUCTORS: dict = {}  # numpy array constructor -> traced version, used by converted user code
+INDEXED: dict = {}     # id of an object NumPy builds arrays by indexing (np.r_, np.c_) -> traced version of that
 
 
 def implements(*numpy_functions):
@@ -37,6 +38,16 @@ def constructs(*numpy_functions):
         wrapped = with_user_location(impl)
         for f in numpy_functions:
             CONSTRUCTORS[f] = wrapped
+        return impl
+    return register
+
+
+def indexed(*objects):
+    """Register the traced version of ``obj[items]`` for objects such as np.r_ (converted code's subscripts)."""
+    def register(impl):
+        wrapped = with_user_location(impl)
+        for obj in objects:
+            INDEXED[id(obj)] = wrapped
         return impl
     return register
 

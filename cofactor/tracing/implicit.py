@@ -28,6 +28,7 @@ from ..errors import TracingError, UnsupportedError, located
 from . import context
 from .array import TracedArray
 from .trace import argument_type, is_array
+from .views import laid_out, layout_of
 
 _CONSTANTS = (bool, int, float, complex, str, bytes, np.generic, type(None))
 
@@ -132,10 +133,10 @@ def read(value, name: str, key, fetch: Callable):
         type_ = argument_type(value)
     except TracingError as e:
         raise TracingError(f"the global or closure variable {name!r}: {e}") from None
-    guard.aval = (type_.shape, type_.dtype)
+    guard.aval = (type_.shape, type_.dtype, layout_of(value))
     implicit = trace.implicit[id(value)] = Implicit(name, fetch)
     implicit.start = trace.host_input(type_, lambda leaves: implicit.fetch())
-    implicit.array = TracedArray(implicit.start)
+    implicit.array = laid_out(TracedArray(implicit.start), guard.aval[2])
     implicit.array.serial = -1  # older than every region: a write inside one is carried out of it
     trace.objects[("implicit", id(value))] = value  # alive while traced, so its id stays its own
     trace.arguments.add(id(implicit.array))  # its updates go back to the caller: never replaced by copies
@@ -180,5 +181,6 @@ def check(guards, arrays) -> None:
         elif guard.aval is None:
             if not _same_constant(now, guard.constant):
                 raise StaleCall(f"{guard.name!r} was {guard.constant!r} and is now {now!r}")
-        elif not _is_array(now) or (np.shape(now), np.dtype(now.dtype)) != guard.aval:
-            raise StaleCall(f"{guard.name!r} is no longer an array of shape {guard.aval[0]} and dtype {guard.aval[1]}")
+        elif not _is_array(now) or (np.shape(now), np.dtype(now.dtype), layout_of(now)) != guard.aval:
+            raise StaleCall(f"{guard.name!r} is no longer an array of shape {guard.aval[0]} and dtype {guard.aval[1]}"
+                            + ("" if guard.aval[2] is None else f" and strides {guard.aval[2]}"))

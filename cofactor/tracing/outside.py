@@ -82,13 +82,13 @@ _SEQUENCES = (list, tuple, collections.deque)
 def _is_state(value) -> bool:
     return isinstance(value, (dict, *_SEQUENCES, set, types.CellType)) or \
         (hasattr(value, "__dict__") or _slot_names(type(value))) and not isinstance(value, _NOT_STATE) or \
-        isinstance(value, type) and _user_class(value)
+        isinstance(value, type) and user_class(value)
 
 
 @functools.cache
 def _slot_names(cls: type) -> tuple:
     """The ``__slots__`` attributes of the program's own class ``cls`` (and of its bases)."""
-    if not _user_class(cls):
+    if not user_class(cls):
         return ()
     names = []
     for c in cls.__mro__:
@@ -117,7 +117,7 @@ _LIBRARIES = tuple(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "p
 
 
 @functools.cache
-def _user_class(cls: type) -> bool:
+def user_class(cls: type) -> bool:
     """A class of the program's own (its attributes are state: a counter ``type(self).n += 1``),
     not one of Python's, NumPy's or another library's."""
     module = sys.modules.get(cls.__module__)
@@ -218,6 +218,36 @@ def defaults_reached(fn):
         reached(value, f"a default argument of {getattr(fn, '__name__', 'the function')}")
 
 
+def defaults_read(fn, args: tuple, kwargs: dict) -> dict:
+    """``kwargs`` for a call of ``fn`` with ``args``, the arrays among its default arguments that the call
+    leaves to their defaults given as read like globals (``def f(x, acc=np.zeros(3)): acc += x``: an
+    input fetched at every call, and written back, as the one array Python keeps for the default)."""
+    given, keywords = len(args), set(kwargs)
+    while isinstance(fn, functools.partial):
+        given, keywords = given + len(fn.args), keywords | set(fn.keywords)
+        fn = fn.func
+    if isinstance(fn, types.MethodType):
+        given, fn = given + 1, fn.__func__
+    defaults, named = getattr(fn, "__defaults__", None) or (), getattr(fn, "__kwdefaults__", None) or {}
+    if not any(is_array(d) and not is_constant(d) for d in (*defaults, *named.values())):
+        return kwargs
+    code = fn.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    first = len(positional) - len(defaults)
+    kwargs = dict(kwargs)
+
+    def read_default(name, value, fetch):
+        if is_array(value) and not is_constant(value) and name not in keywords:
+            kwargs[name] = read(value, f"the default {name} of {fn.__name__}", ("default", id(fn), name), fetch)
+
+    for k, value in enumerate(defaults):
+        if first + k >= max(given, code.co_posonlyargcount):  # (left to its default, and passed by name)
+            read_default(positional[first + k], value, lambda k=k: fn.__defaults__[k])
+    for name, value in named.items():
+        read_default(name, value, lambda name=name: fn.__kwdefaults__[name])
+    return kwargs
+
+
 def arguments_reached(traced: tuple, given: tuple):
     """The lists and dicts among the arguments the function is traced with (``traced``: its
     ``(args, kwargs)``, rebuilt by the trace, their arrays traced) are outside state, found at their
@@ -302,7 +332,7 @@ def read_slot(container, key, value, kind: str):
     outside = _outside(container)
     if outside is not None and kind == "attribute" and not own_attribute(container, key):
         owner = next((c for c in type(container).__mro__ if key in vars(c)), None)  # a class attribute
-        if owner is None or not _user_class(owner) or not is_constant(value) and not is_array(value):
+        if owner is None or not user_class(owner) or not is_constant(value) and not is_array(value):
             return value  # (a method, bound anew at each read)
         guard_has(container, key, "attribute")  # (an attribute of the instance's own would hide it)
         reached(owner, owner.__name__)
@@ -513,7 +543,7 @@ def _set(obj, key, value):
     if isinstance(obj, types.CellType):
         obj.cell_contents = value
         return
-    base = type if isinstance(obj, type) else next(c for c in type(obj).__mro__ if not _user_class(c))
+    base = type if isinstance(obj, type) else next(c for c in type(obj).__mro__ if not user_class(c))
     if isinstance(obj, (dict, list, collections.deque)):
         if value is not _MISSING:
             base.__setitem__(obj, key, value)

@@ -32,24 +32,26 @@ from .array import BINARY_OPERATORS, COMPARISONS, TracedArray, is_python_number,
 from .dispatch import numpy_name
 
 PYTHON_DTYPES = {int: np.dtype(np.int64), float: np.dtype(np.float64), complex: np.dtype(np.complex128)}
-_PYTHON_ORDER = [int, float, complex]
+PYTHON_ORDER = [int, float, complex]
 
 
 def wider_python(*kinds):
     """The Python number type that holds each of ``kinds`` (None where all are None)."""
     kinds = [k for k in kinds if k is not None]
-    return max(kinds, key=_PYTHON_ORDER.index) if kinds else None
+    return max(kinds, key=PYTHON_ORDER.index) if kinds else None
 
 
 class PathNumber(TracedArray):
-    """A NumPy scalar (``value``) that is the Python ``python`` number ``python_value`` where the
-    i1 ``is_python`` holds (both None where the two readings are one value: ``one_value``)."""
+    """A NumPy scalar (``value``; a Python number of the wider type ``weak``, a float where the other
+    reading is an int) that is the Python ``python`` number ``python_value`` where the i1
+    ``is_python`` holds (both None where the two readings are one value: ``one_value``)."""
 
     __slots__ = ("python", "python_value", "is_python")
     path_dependent = True
 
-    def __init__(self, value: Value, python: type, python_value: Value | None = None, is_python: Value | None = None):
-        super().__init__(value, scalar=True)
+    def __init__(self, value: Value, python: type, python_value: Value | None = None, is_python: Value | None = None,
+                 weak: type | None = None):
+        super().__init__(value, scalar=True, weak=weak)
         self.python, self.python_value, self.is_python = python, python_value, is_python
 
     @staticmethod
@@ -67,13 +69,18 @@ class PathNumber(TracedArray):
         return TracedArray(self.value if self.is_python is None else self.python_value, scalar=True, weak=self.python)
 
     def as_numpy(self) -> TracedArray:
-        return TracedArray(self.value, scalar=True)
+        """Its other reading: the NumPy scalar (or the wider Python number)."""
+        return TracedArray(self.value, scalar=True, weak=self.weak)
+
+    def other_name(self) -> str:
+        return self.weak.__name__ if self.weak is not None else f"numpy.{self.dtype.type.__name__}"
 
     def describe(self) -> str:
-        return f"a Python {self.python.__name__} on some paths and a numpy.{self.dtype.type.__name__} on others"
+        other = f"a Python {self.weak.__name__}" if self.weak is not None else f"a {self.other_name()}"
+        return f"a Python {self.python.__name__} on some paths and {other} on others"
 
     def stands_for(self) -> type:
-        raise _differs(f"the type of {self.describe()}", f"{self.python.__name__} or numpy.{self.dtype.type.__name__}")
+        raise _differs(f"the type of {self.describe()}", f"{self.python.__name__} or {self.other_name()}")
 
     def __getitem__(self, index):
         raise _differs(f"indexing {self.describe()}", f"'{self.python.__name__}' object is not subscriptable")
@@ -133,7 +140,7 @@ def _settle_ufunc(ufunc, inputs, kwargs):
         python, numpy = (r.__name__ if isinstance(r, type) else "/".join(str(d) for d in r[ufunc.nin:])
                          for r in (as_python, as_numpy))
         raise _differs(f"{numpy_name(ufunc)} of {p.describe()}", f"{python} where it is a Python "
-                       f"{p.python.__name__}, {numpy} where it is a numpy.{p.dtype.type.__name__}")
+                       f"{p.python.__name__}, {numpy} where it is a {p.other_name()}")
     if isinstance(as_numpy, type):
         return tuple(x.as_numpy() if isinstance(x, PathNumber) else x for x in inputs), kwargs
     return tuple(TracedArray(x.read_as(dtype), scalar=True) if isinstance(x, PathNumber) else x
@@ -159,8 +166,8 @@ def _settle_function(name: str, args):
               and not isinstance(x, PathNumber)]
     others = [k(0) if isinstance(k, type) else k for k in others]
     for p in numbers:
-        if PYTHON_DTYPES[p.python] != p.dtype or np.result_type(p.dtype, *others) != np.result_type(
-                p.python(0), *others):
+        if PYTHON_DTYPES[p.python] != p.dtype or np.result_type(p.weak(0) if p.weak else p.dtype, *others) != \
+                np.result_type(p.python(0), *others):
             raise _differs(f"{name} of {p.describe()}", "NumPy reads the two kinds as different dtypes")
     return _replaced(args, lambda p: TracedArray(p.read_as(p.dtype), scalar=True))
 
@@ -182,7 +189,9 @@ def _both_ways(ufunc, operands):
         raise _differs(f"{ufunc.__name__} of numbers each {paths[0].describe()}",
                        f"their NumPy dtypes are {paths[0].dtype} and {paths[1].dtype}")
     as_python = python_arithmetic(ufunc, *[x.as_python() if isinstance(x, PathNumber) else x for x in operands])
-    as_numpy = ufunc(*[x.as_numpy() if isinstance(x, PathNumber) else x for x in operands])
+    others = [x.as_numpy() if isinstance(x, PathNumber) else x for x in operands]
+    as_numpy = python_arithmetic(ufunc, *others) if all(is_python_number(x) or getattr(x, "weak", None) for x in others) \
+        else ufunc(*others)
     flags = [p.is_python for p in paths]
     is_python = None  # unknown where a reading is one value: so must the result's be
     if all(flag is not None for flag in flags):
@@ -196,6 +205,14 @@ def _both_ways(ufunc, operands):
 
 def _joined(ufunc, as_python: TracedArray, as_numpy: TracedArray, is_python: Value | None) -> TracedArray:
     what = f"{ufunc.__name__} of a number whose kind depends on the path"
+    if as_numpy.weak is not None:  # both readings Python numbers (an int on some paths, a float on others)
+        if as_python.weak is as_numpy.weak or as_python.weak is None:
+            if is_python is None:
+                return as_numpy
+            value = ops.select(is_python, ops.convert(as_python.value, as_numpy.dtype), as_numpy.value)
+            return TracedArray(value, scalar=True, weak=as_numpy.weak)
+        return PathNumber(as_numpy.value, as_python.weak, ops.convert(as_python.value, PYTHON_DTYPES[as_python.weak]),
+                          is_python, weak=as_numpy.weak)
     if as_python.weak is None:
         if as_python.dtype != as_numpy.dtype:
             raise _differs(what, f"its dtypes are {as_python.dtype} and {as_numpy.dtype}")

@@ -25,6 +25,7 @@ from ..pytree import TreeDef, flatten, unflatten
 from .array import TracedArray, constant, defers_tracing
 from .checks import Checks, RaisesAlways
 from .context import STATEFUL_TYPES, Options, TraceContext, tracing
+from .views import laid_out, layout_of
 
 
 def is_array(x) -> bool:
@@ -122,7 +123,8 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     with _retried_if_promoted(context), tracing(context), insertion_point(main.body), _errors_for_users(context, fn):
         context.checks = checks = Checks(context)
         # A NumPy scalar argument is a value, not storage: an in-place operator on it rebinds a local name.
-        traced_by_id = {id(arrays[k]): _argument(arrays[k], v) for k, v in zip(params, main.arguments)}
+        traced_by_id = {id(arrays[k]): laid_out(_argument(arrays[k], v), layout_of(arrays[k]))
+                        for k, v in zip(params, main.arguments)}
         context.arguments.update(id(t) for t in traced_by_id.values())
         context.argument_arrays = {id(arrays[k]): (k, traced_by_id[id(arrays[k])]) for k in params}
         traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
@@ -132,7 +134,7 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
         t_args, t_kwargs = unflatten(treedef, traced)
         fn = _reached_from_outside(fn, leaves, traced, (t_args, t_kwargs), (args, kwargs))
         try:
-            out_leaves, out_treedef = flatten(fn(*t_args, **t_kwargs),
+            out_leaves, out_treedef = flatten(fn(*t_args, **outside.defaults_read(fn, t_args, t_kwargs)),
                                               is_leaf=lambda x: defers_tracing(x) or outside.is_outside(x))
         except RaisesAlways:  # every call raises: the program computes what the message shows
             out_leaves, out_treedef = flatten(None)

@@ -320,10 +320,59 @@ def strided_like(array) -> np.ndarray:
             "NumPy's answer here; make it one layout on every path (np.ascontiguousarray, or .copy())")) from None
 
 
+def layout_of(x) -> tuple | None:
+    """The strides of a NumPy array given to the function (an argument, a global's array) where it is
+    not C-contiguous (a transpose, a column, Fortran order), which its views then follow as NumPy's
+    do (a reshape of it is a copy); None where it is C-contiguous, as every array the function makes."""
+    return x.strides if type(x) is np.ndarray and not x.flags.c_contiguous else None
+
+
+def laid_out(traced, layout):
+    """``traced`` stands for an array given to the function whose strides are ``layout`` (layout_of)."""
+    if layout is not None:
+        context.current().layouts[id(traced)] = (traced, layout)  # (held: its id stays its own)
+    return traced
+
+
+def ordered(result, order, *sources):
+    """``result``, an array just made, laid out in memory as NumPy lays out one made in ``order`` from
+    ``sources`` (its views follow: a reshape of a Fortran-order copy is a copy): "C" (and None) as
+    made; "F" Fortran order; "A" Fortran where the sources of its shape are Fortran-contiguous and not
+    C; "K" their axes in their memory order, where they agree on one (a ufunc's result of a transposed
+    array is Fortran-contiguous, as NumPy's)."""
+    if not isinstance(result, TracedArray) or result.scalar or result.ndim < 2 or order in ("C", None):
+        return result
+    axes = list(range(result.ndim))
+    if order != "F":
+        sources = [s for s in sources if isinstance(s, TracedArray) and not s.scalar and s.shape == result.shape]
+        if not context.current().layouts and all(s.lens is None for s in sources):
+            return result  # (C-contiguous, as every array the function makes)
+        try:
+            fakes = [_strided(s) for s in sources]
+        except _PathLayout:
+            return result
+        if not fakes:
+            return result
+        if order == "A":
+            axes = axes if not all(f.flags.f_contiguous and not f.flags.c_contiguous for f in fakes) else axes[::-1]
+        else:
+            orders = {tuple(sorted(axes, key=lambda k: -abs(f.strides[k]))) for f in fakes}
+            axes = list(orders.pop()) if len(orders) == 1 else axes
+    else:
+        axes = axes[::-1]
+    if axes == sorted(axes):
+        return result
+    strides, step = [0] * result.ndim, result.dtype.itemsize
+    for k in reversed(axes):
+        strides[k], step = step, step * result.shape[k]
+    return laid_out(result, tuple(strides))
+
+
 def _strided(array) -> np.ndarray:
     lenses, root = _lens_chain(array)
     t = root.type
     strides = np.cumprod((1,) + t.shape[:0:-1])[::-1] * t.dtype.itemsize if t.shape else ()
+    strides = context.current().layouts.get(id(root), (None, strides))[1]
     if isinstance(root, Either):
         layouts = {_strided(c).strides for c in root.arrays()}
         if len(layouts) > 1:

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import cofactor as cf
-from conftest import ALL_DTYPES, FLOATS, INTS, check, check_raises, check_unsupported, dtype_id, sample
+from conftest import (ALL_DTYPES, FLOATS, INTS, check, check_raises, check_unsupported, dtype_id, numpy_error_class,
+                      run_numpy, sample)
 
 TARGETS = ALL_DTYPES + [np.int16, np.uint16, np.uint64]
 
@@ -174,3 +175,60 @@ def test_constructors_follow_numpy_default_dtypes(f):
 def test_constructors_with_traced_shapes_are_unsupported():
     check_unsupported(lambda n: np.arange(n), np.int64(3), name="numpy.arange")
     check_unsupported(lambda n: np.eye(n), np.int64(3), name="numpy.eye")
+
+
+def _filled_u8(fill):
+    return lambda x: np.full(2, fill, dtype=np.uint8) + x
+
+
+@pytest.mark.parametrize("f", [
+    _filled_u8(300),
+    _filled_u8(-1),
+    _filled_u8(7),
+    lambda x: np.full_like(x, -1) + x,
+    lambda x: np.full_like(x, 255) + x,
+    lambda x: np.array([1, 300], dtype=np.uint8) + x,
+    lambda x: np.array([[1, 2], [3]]),
+    lambda x: np.int8(300) + x,
+    lambda x: np.arange(-3, 3, dtype=np.uint8),
+    lambda x: np.arange(0, 5, 0),
+    lambda x: np.array([1, 2 ** 64]),
+], ids=["full300", "full-1", "full7", "full_like-1", "full_like255", "array300", "ragged", "int8_300",
+        "arange_u8", "arange_step0", "beyond_int64"])
+def test_python_ints_out_of_a_dtypes_range_raise_numpys_errors(f):
+    """NumPy's OverflowError (and ValueError, ZeroDivisionError) for constants it cannot hold, at the
+    user's line, never an internal error; an object array NumPy would make is a clear refusal."""
+    x = np.array([1, 2], np.uint8)
+    try:
+        want = run_numpy(f, x)
+    except Exception as error:  # noqa: BLE001
+        check_raises(numpy_error_class(error), f, x)
+        return
+    if np.asarray(want).dtype == object:
+        check_unsupported(f, x, name="dtype=object")
+    else:
+        check(f, x)
+
+
+def _stores_a_list(x):
+    x[:] = [1, 300]
+    return x
+
+
+def _copies_a_number(x, v):
+    np.copyto(x, v)
+    return x
+
+
+@pytest.mark.parametrize("case", [(_stores_a_list, ()), (_copies_a_number, (3,)), (_copies_a_number, (300,)),
+                                  (_copies_a_number, (3.5,)), (_copies_a_number, (-1,))],
+                         ids=["list300", "copyto3", "copyto300", "copyto3.5", "copyto-1"])
+def test_python_numbers_stored_into_small_integer_arrays(case):
+    """A list's items and a Python number given to np.copyto are NumPy's (NEP 50: weak, then range-checked)."""
+    f, extra = case
+    check(f, np.array([5, 6], np.uint8), *extra)
+
+
+def test_linspace_computes_in_the_dtype_of_its_endpoints():
+    check(lambda x: np.linspace(x[0], x[1], 4), np.array([1.0, 2.0], np.float32))
+    check(lambda u: np.linspace(u[0], 300, 3), np.array([1, 2], np.uint8))

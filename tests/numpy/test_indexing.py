@@ -264,3 +264,23 @@ ADVANCED_ERRORS = {
 def test_advanced_index_errors_match_numpy(name):
     error = check(ADVANCED_ERRORS[name], X)
     assert isinstance(error, Exception), f"NumPy raised nothing for {name}"
+
+
+def _stores_through_a_bool(index):
+    def store(x):
+        x[index] = 5.0
+        return x
+    return store
+
+
+@pytest.mark.parametrize("index", [True, False, np.True_, np.False_, (True, 1), (Ellipsis, True), (slice(1, None), False),
+                                   (True, True)], ids=str)
+def test_a_python_or_numpy_bool_in_an_index_is_a_0_d_mask(index):
+    """``x[True]`` adds an axis of length 1, ``x[False]`` one of length 0 (reads and writes), as NumPy's
+    0-d boolean mask does."""
+    x = sample((3, 2))
+    check(lambda x: x[index], x)
+    want, got = x.copy(), x.copy()
+    _stores_through_a_bool(index)(want)
+    cf.jit(_stores_through_a_bool(index))(got)
+    np.testing.assert_array_equal(got, want)

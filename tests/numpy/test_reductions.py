@@ -216,3 +216,17 @@ def test_random_shapes_and_axes(shape, data):
     check(lambda x: (np.sum(x, axis=axes, keepdims=keepdims), np.max(x, axis=axes, keepdims=keepdims),
                      np.var(x, axis=axes, keepdims=keepdims), np.all(x > 0, axis=axes, keepdims=keepdims),
                      np.argmin(x, axis=axes[0] if axes else None)), x)
+
+
+@pytest.mark.parametrize("f", [np.sum, np.mean, np.max, np.min, np.prod, np.any, np.argmax, np.cumsum, np.add.reduce,
+                               np.add.accumulate, np.nansum, np.median, np.std, np.ptp, np.nanmean],
+                         ids=lambda f: f.__name__)
+def test_out_of_another_kind_casts_as_numpy_casts_there(f):
+    """Reductions and scans store into ``out`` whatever its dtype (np.sum(x, out=ints) truncates); others
+    (std, ptp) refuse a cast across kinds, as NumPy does."""
+    def into(x, o):
+        f(x, axis=0, out=o)
+        return o
+    x = np.array([[1.6, 2.7], [3.1, 0.2]])
+    scan = f in (np.cumsum, np.add.accumulate)
+    check(into, x, np.zeros((2, 2) if scan else 2, np.int64))

@@ -44,14 +44,6 @@ def test_nanargmax_and_nanargmin():
                                                                                                  keepdims=True)), x)
 
 
-def test_nanargmax_of_an_all_nan_slice_is_minus_one():
-    # NumPy raises "All-NaN slice encountered", which needs the values.
-    x = with_nans()
-    got = cf.jit(lambda x: (np.nanargmax(x, axis=1), np.nanargmin(x, axis=1)))(x)
-    for g, f in zip(got, (np.nanargmax, np.nanargmin)):
-        assert np.asarray(g).tolist() == f(x[:2], axis=1).tolist() + [-1]
-
-
 @pytest.mark.parametrize("f", [lambda x: np.nanmax(x[:, :0], axis=1), lambda x: np.nanargmin(x[:0]),
                                lambda x: np.nanmean(x, dtype=int), lambda x: np.nanvar(x, ddof=1, correction=1)])
 def test_nan_reduction_errors(f):
@@ -207,3 +199,20 @@ def test_bincount_errors(f):
 
 def test_bincount_of_traced_values_needs_a_minlength():
     check_unsupported(lambda x: np.bincount(x), sample((4,), np.int64, "pos"), name="numpy.bincount")
+
+
+@pytest.mark.parametrize("axis", [None, 1])
+def test_nanargmax_of_an_all_nan_slice_raises_numpys_error(axis):
+    nan = np.nan
+    check(lambda x: np.nanargmax(x, axis=axis), np.array([[nan, nan], [1.0, nan]]))
+    check(lambda x: np.nanargmin(x, axis=axis), np.array([[nan, 2.0], [1.0, nan]]))
+
+
+def test_average_with_traced_weights_that_sum_to_zero():
+    check(lambda x, w: np.average(x, weights=w), np.ones(3), np.array([1.0, -1.0, 0.0]))
+    check(lambda x, w: np.average(x, weights=w), np.ones(3), np.array([1.0, 1.0, 0.0]))
+
+
+def test_piecewise_keeps_the_arrays_dtype():
+    check(lambda x: np.piecewise(x, [x < 2], [-1.5]), np.array([1, 2, 3]))
+    check(lambda x: np.piecewise(x, [x < 2, x > 2], [-1.5, lambda v: v * 2.5]), np.array([1, 2, 3]))

@@ -384,3 +384,33 @@ def test_real_to_complex_keeps_the_optimizer():
 def test_float32_tanh_near_saturation_is_numpys():
     x = np.arange(7.0, 10.0, dtype=np.float32)
     np.testing.assert_array_equal(np.asarray(cf.jit(np.tanh)(x)), np.tanh(x))
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=dtype_id)
+def test_integer_powers_wrap_for_every_exponent(dtype):
+    """NumPy's integer power wraps around for exponents of the bit width and more (XLA's takes the
+    exponent modulo the width), traced or constant, base traced or constant."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    base = rng.integers(max(info.min, -40), min(info.max, 40), 24).astype(dtype)
+    exponent = rng.integers(0, min(info.max, 300), 24).astype(dtype)
+    exponent[:4] = [0, 1, min(info.max, 64), min(info.max, 65)]
+    check_many({"traced": (lambda b, e: b ** e, base, exponent),
+                "constant base": (lambda e: np.power(dtype(3), e), exponent),
+                "constant exponent": (lambda b: b ** 64, base)})
+
+
+def test_negative_integer_powers_raise_numpys_error_after_the_call():
+    check(lambda x, y: x ** y, np.array([1, 2, 3]), np.array([1, -1, 2]))
+    check(lambda x: x[0] ** x[1], np.array([2, -1]))
+    check(lambda x, y: x ** y, np.array([1, 2, 3]), np.array([1, 0, 2]))
+
+
+def _writes_the_imaginary_part(x):
+    x.imag[0] = 1.0
+    return x
+
+
+def test_the_imaginary_part_of_a_real_array_is_read_only():
+    check(_writes_the_imaginary_part, sample((3,)))
+    check(lambda x: x.imag + 1, sample((3,)))
