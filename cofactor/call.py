@@ -167,10 +167,36 @@ def check_writable(arrays, writebacks):
     for k, _ in writebacks:
         arg = arrays[k]
         _check_updatable(arg, "an argument")
-        if type(arg) is not ConcreteArray and any(other is not arg and np.may_share_memory(arg, other)
-                                                  for other in host):
+        if any(other is not arg and _overlap(arg, other) for other in host):
             raise UnsupportedError("the function updates an argument in place that shares memory with another "
                                    "argument (a view of it); pass the base array once instead")
+
+
+def _overlap(a, b) -> bool:
+    """Whether two arguments share memory (interleaved views of one array do not; a ConcreteArray shares
+    its host buffer with a NumPy array read from it in place)."""
+    if type(a) is ConcreteArray:
+        bounds = _host_bounds(a)
+        return bounds is not None and _bounds_meet(bounds, np.lib.array_utils.byte_bounds(b))
+    try:
+        return np.shares_memory(a, b, max_work=10_000)
+    except np.exceptions.TooHardError:
+        return True
+
+
+def _host_bounds(a: ConcreteArray):
+    """The host memory a ConcreteArray's buffer is in, on a CPU device (None: elsewhere, or unknown)."""
+    try:
+        if any(device.platform != "cpu" for device in a.buffer.devices()):
+            return None
+        start = a.buffer.unsafe_buffer_pointer()
+    except Exception:  # noqa: BLE001  (a buffer that does not say: nothing to compare)
+        return None
+    return start, start + a.buffer.nbytes
+
+
+def _bounds_meet(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _check_updatable(array, what):
@@ -191,8 +217,8 @@ def check_implicit_writable(arrays, fetched, writebacks):
     host = [a for a in arrays if isinstance(a, np.ndarray)]
     for k, value in enumerate(fetched):
         others = host + fetched[k + 1:]
-        if isinstance(value, np.ndarray) and any(isinstance(a, np.ndarray) and a is not value and
-                                                 np.may_share_memory(value, a) for a in others):
+        if isinstance(value, np.ndarray) and any(isinstance(a, np.ndarray) and a is not value and _overlap(value, a)
+                                                 for a in others):
             raise UnsupportedError("the function reads an array through a global or closure variable that shares "
                                    "memory with another array it reads (a view of it), and writes one of them; "
                                    "pass the base array alone, as an argument or one global")

@@ -1207,3 +1207,27 @@ def test_a_loop_variable_that_shares_another_s_array_on_some_paths(fn, inputs):
         warnings.simplefilter("error", cf.UnrolledLoopWarning)  # one rolled loop
         for args in inputs:
             check(fn, *args)
+
+
+def _returns_in_a_try(x):
+    try:
+        if x[0] > 0.5:
+            return x * 2
+        return x * 0
+    finally:
+        x = x + 1
+
+
+def _returns_in_a_try_with_a_handler(x):
+    try:
+        if x[0] > 0.5:
+            return 1
+        return 0
+    except ValueError:
+        return -1
+
+
+@pytest.mark.parametrize("fn", [_returns_in_a_try, _returns_in_a_try_with_a_handler])
+def test_returns_under_a_traced_if_inside_a_try(fn):
+    for x in (np.ones(2), np.zeros(2)):
+        np.testing.assert_array_equal(np.asarray(cf.jit(fn)(x)), fn(x))

@@ -488,3 +488,100 @@ def test_assigning_the_shape_of_an_argument_is_a_clear_error():
 
     with pytest.raises(cf.UnsupportedError, match="shape"):
         cf.jit(reshaped)(np.arange(6.0))
+
+
+def _asked_of_memory(x):
+    lo, hi = x[:2], x[2:]
+    return (np.shares_memory(lo, hi), np.may_share_memory(x[::2], x[1::2]), np.shares_memory(x[::2], x[1::2]),
+            np.shares_memory(x[:3], x[2:]), np.shares_memory(x, x.reshape(2, 2).T))
+
+
+def _rotated_through_out(x):
+    np.concatenate([x[1:], x[:1]], out=x)
+    return x
+
+
+def _rows_stacked_into_themselves(a):
+    np.stack([a[2], a[0], a[1]], out=a)
+    return a
+
+
+def _sorted_then_written(x):
+    y = np.sort(x, axis=0)
+    y.ravel()[0] = 100.0            # a copy where y keeps x's Fortran order, as NumPy's sort does
+    return y, np.where(x > 2, x, 0.0).ravel("K"), np.round(x, 1).reshape(-1)
+
+
+def _windows(x):
+    s = x.strides[0]
+    return np.lib.stride_tricks.as_strided(x, shape=(2, 2), strides=(s, s)) * 1
+
+
+def _same_strides(x):
+    return np.lib.stride_tricks.as_strided(x, shape=x.shape, strides=x.strides) * 1
+
+
+@pytest.mark.parametrize("f, make", [
+    (_asked_of_memory, lambda: np.arange(4.0)),
+    (_rotated_through_out, lambda: np.arange(4.0)),
+    (_rows_stacked_into_themselves, lambda: np.arange(9.0).reshape(3, 3)),
+    (_sorted_then_written, _fortran),
+    (_windows, lambda: np.arange(8.0)[::2]),
+    (_same_strides, _transposed),
+    (_same_strides, _fortran),
+], ids=["shares_memory", "concatenate_out", "stack_out", "sort_where_round", "windows_of_a_strided_argument",
+        "as_strided_transposed", "as_strided_fortran"])
+def test_memory_questions_and_overlapping_outs_are_numpys(f, make):
+    """np.shares_memory is NumPy's exact answer for views of one array; np.concatenate and np.stack into an
+    ``out`` they read copy the arrays in one at a time; as_strided reads the memory the array has."""
+    want_arg, got_arg = make(), make()
+    want, got = f(want_arg), cf.jit(f)(got_arg)
+    np.testing.assert_array_equal(got_arg, want_arg)
+    for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_interleaved_views_of_one_array_are_not_taken_for_overlapping_ones():
+    def copies(a, b):
+        a[:] = b
+    want, got = np.arange(6.0), np.arange(6.0)
+    copies(want[::2], want[1::2])
+    cf.jit(copies)(got[::2], got[1::2])
+    np.testing.assert_array_equal(got, want)
+    r = cf.jit(lambda x: x * 1)(np.arange(4.0))
+    with pytest.raises(cf.UnsupportedError, match="shares memory"):
+        cf.jit(_add_one_and_sum_the_other)(r, np.asarray(r))    # a ConcreteArray and its host memory
+
+
+def _add_one_and_sum_the_other(a, b):
+    a += 1
+    return b.sum()
+
+
+def test_what_the_caller_decides_about_an_argument_is_a_clear_error():
+    """Whether an argument views another of the caller's arrays (``.base``, ``flags.owndata``) is not
+    compiled for; its layout flags are."""
+    with pytest.raises(cf.UnsupportedError, match="base"):
+        cf.jit(lambda x: x if x.base is None else x.copy())(np.arange(6.0)[1:4])
+    with pytest.raises(cf.UnsupportedError, match="owndata"):
+        cf.jit(lambda x: x.flags.owndata)(np.ones(2))
+    flags = cf.jit(lambda x: (x.flags.c_contiguous, x.T.flags["F_CONTIGUOUS"], np.broadcast_to(x[0], (2, 3))
+                              .flags.writeable, x[1:].flags.owndata))(np.ones((2, 3)))
+    assert [bool(np.asarray(f)) for f in flags] == [True, True, False, False]
+
+
+def _sets_flat(x):
+    x.flat = [1.0, 2.0]
+    return x
+
+
+def test_array_attributes_set_as_numpy_sets_them():
+    check_mutation(_sets_flat, np.zeros((2, 3)))
+    for f, name in [(lambda x: setattr(x, "dtype", np.int64), "dtype"), (lambda x: setattr(x, "strides", (8,)),
+                                                                           "strides")]:
+        with pytest.raises(cf.UnsupportedError, match=name):
+            cf.jit(f)(np.ones(2))
+    with pytest.raises(cf.UnsupportedError, match="nditer"):
+        cf.jit(lambda x: [v for v in np.nditer(x)])(np.ones(2))
+    required = cf.jit(lambda x: np.require(x, requirements="F") * 2)(np.ones((2, 2)))
+    np.testing.assert_array_equal(np.asarray(required), np.full((2, 2), 2.0))

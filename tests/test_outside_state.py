@@ -1166,3 +1166,170 @@ def test_an_augmented_item_or_attribute_goes_through_the_programs_own_hooks():
         state[0].scale = 1.0 + k
     _, (s, p) = _twin(make, [(_rng(k).random(2),) for k in range(3)], between)
     assert s.sets == 3 and p.n == 3
+
+
+class Particle:
+    """A class whose __init__ counts in a class attribute and logs to a global list."""
+
+    count = 0
+
+    def __init__(self, x):
+        Particle.count += 1
+        self.id = Particle.count
+        PARTICLE_LOG.append(x * 2)
+
+
+PARTICLE_LOG = []
+
+
+@dataclasses.dataclass
+class Shifted:
+    offset: float
+    values: np.ndarray = None
+
+    def __post_init__(self):
+        if self.values is None:
+            self.values = np.zeros(2) + self.offset
+
+
+def test_classes_made_inside_run_their_init_at_every_call():
+    """``__init__`` (and a dataclass's ``__post_init__``) of the program's own class, called in the
+    compiled function, is converted: its class counter counts and its log grows at every call, with
+    NumPy arrays, never traced values."""
+    def f(x):
+        return x * Particle(x[:1]).id + Shifted(float(x[0])).values
+
+    PARTICLE_LOG.clear()
+    Particle.count = 0
+    compiled = cf.jit(f)
+    for k in range(3):
+        x = _rng(k).random(2)
+        np.testing.assert_allclose(np.asarray(compiled(x)), x * (k + 1) + x[0])
+        np.testing.assert_array_equal(PARTICLE_LOG[-1], x[:1] * 2)
+    assert Particle.count == 3 and len(PARTICLE_LOG) == 3 and all(type(v) is np.ndarray for v in PARTICLE_LOG)
+
+
+class Lock:
+    def __init__(self):
+        self.entered, self.scale = 0, 1.0
+
+    def __enter__(self):
+        self.entered += 1
+        return self.scale
+
+    def __exit__(self, *error):
+        return False
+
+
+class Swallow:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *error):
+        return True
+
+
+def test_a_with_statement_enters_and_leaves_the_programs_own_manager_at_every_call():
+    def make():
+        lock = Lock()
+
+        def f(x):
+            with lock as s:
+                return x * s
+        return f, lock
+
+    def between(lock, k):
+        lock.scale = 1.0 + k
+    _, lock = _twin(make, [(_rng(k).random(2),) for k in range(3)], between)
+    assert lock.entered == 3
+
+
+def test_an_exit_that_swallows_errors_does_not_swallow_cofactors():
+    def raises_in_a_traced_branch(x):
+        y = x * 2
+        with Swallow():
+            if x[0] > 0.5:
+                raise ValueError("big")
+            y = y + 1
+        return y
+
+    with pytest.raises(cf.TracingError):
+        cf.jit(raises_in_a_traced_branch)(np.zeros(2))
+
+
+class Terms:
+    """Objects that Python's builtins combine through their special methods."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def __radd__(self, other):
+        return other + self.c
+
+    def __add__(self, other):
+        return Terms(self.c + other.c)
+
+    def __lt__(self, other):
+        return self.c < other.c
+
+    def __gt__(self, other):
+        return self.c > other.c
+
+    def __float__(self):
+        return self.c * 10.0
+
+    def __index__(self):
+        return int(self.c) % 2
+
+    def __array__(self, dtype=None, copy=None):
+        return np.full(2, self.c)
+
+
+class Sequence:
+    def __init__(self):
+        self.items = [1.0, 2.0]
+
+    def __getitem__(self, k):
+        return self.items[k]
+
+    def __len__(self):
+        return len(self.items)
+
+
+def _through_builtins(terms, seq, x):
+    a = x * float(terms[0]) + x[terms[1]] + np.asarray(terms[0]) + (x + terms[1])
+    b = sum(terms) + max(terms).c + min(terms).c + sorted(terms, key=lambda t: -t.c)[0].c
+    c = functools.reduce(lambda p, q: p + q, terms).c
+    d = 0.0
+    for v in seq:
+        d = d * 10 + v
+    for v in reversed(seq):
+        d = d * 10 + v
+    return a + b + c + d + (x.sum() * Terms(2.0).c)
+
+
+def test_builtins_and_numpy_call_the_programs_special_methods_at_every_call():
+    """float(), an index, np.asarray and an array operator, sum, max, min, sorted(key=), reduce, iteration
+    by __getitem__ and reversed(): the program's methods run at every call, reading what the caller
+    changed."""
+    def make():
+        terms, seq = [Terms(1.0), Terms(2.0)], Sequence()
+        return (lambda x: _through_builtins(terms, seq, x)), (terms, seq)
+
+    def between(state, k):
+        state[0][0].c = 1.0 + 2 * k
+        state[1].items = [3.0 + k, 4.0]
+    _twin(make, [(_rng(k).random(2),) for k in range(3)], between)
+
+
+def test_a_deque_with_a_maxlen_and_popleft_changes_as_in_python():
+    def make():
+        window, queue = collections.deque(maxlen=2), collections.deque([1.0, 2.0])
+
+        def f(x):
+            window.append(x.sum())
+            first = queue.popleft()
+            queue.append(x.max())
+            return x * first + sum(window)
+        return f, (window, queue)
+    _twin(make, [(_rng(k).random(2),) for k in range(5)])

@@ -8,7 +8,9 @@ everything else is called as it is.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import math
 import random
 import sys
@@ -47,21 +49,24 @@ def call(fn, *args, **kwargs):
     except TypeError:  # unhashable callables
         constructor = None
     if constructor is not None or _from_numpy(fn):  # (np.stack(self.frames): an outside list's items, read as slots)
-        args = tuple(outside.contents(a) for a in args)
-        kwargs = {k: outside.contents(v) for k, v in kwargs.items()}
+        args = tuple(outside.contents(_PROTOCOLS.as_array(a)) for a in args)
+        kwargs = {k: outside.contents(_PROTOCOLS.as_array(v)) for k, v in kwargs.items()}
     if constructor is not None:
         return constructor(*args, **kwargs)
-    if any(fn is f for f in _ITERATING):  # the items of an outside list or tuple, read as its slots (a class's own __iter__, converted)
-        args = tuple(outside.items(_PROTOCOLS.iterated(a)) for a in args)
+    if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
+        args = tuple(converted(a) if is_user_function(a) else a for a in args)
+        kwargs = {k: converted(v) if is_user_function(v) else v for k, v in kwargs.items()}
+    if any(fn is f for f in _ITERATING):  # an outside list's items, read as its slots (a class's own __iter__, converted)
+        args = tuple(outside.items(a if fn is reversed else _PROTOCOLS.iterated(a)) for a in args)
+    handled = _through_protocols(fn, args, kwargs)
+    if handled is not _NOT_HANDLED:
+        return handled
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeEnumerate(*args, **kwargs)
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
     if fn is len and len(args) == 1 and not kwargs and (outside.is_outside(args[0]) or own_hook(args[0], "__len__")):
         return _PROTOCOLS.length(args[0])  # (guarded; a class's own __len__, converted)
-    if (fn is abs or fn is bool) and len(args) == 1 and not kwargs and \
-            own_hook(args[0], "__abs__" if fn is abs else "__bool__"):
-        return _PROTOCOLS.unary("abs", args[0]) if fn is abs else bool(_PROTOCOLS.tested(args[0]))
     if fn is getattr and len(args) in (2, 3) and not kwargs and type(args[1]) is str:
         if len(args) == 3 and not outside.has(args[0], args[1], "attribute"):
             return args[2]
@@ -69,6 +74,9 @@ def call(fn, *args, **kwargs):
     if isinstance(fn, types.BuiltinFunctionType) and (fn in python_ints.MATH or fn is math.log) and \
             any(isinstance(a, TracedArray) for a in args) and not kwargs:
         return python_ints.python_math(fn, args)  # (math.exp(float(x[0])): Python's numbers and errors)
+    if fn is np.nditer and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
+        raise located(UnsupportedError("numpy.nditer is not supported by cofactor on traced arrays: loop over indices "
+                                       "(np.ndindex, np.ndenumerate) or use whole-array operations"))
     if fn is pow and len(args) == 3 and any(isinstance(a, TracedArray) for a in args):
         raise located(UnsupportedError("pow() with a modulus (three arguments) of traced numbers is not supported by "
                                        "cofactor: compute (a ** b) % m with NumPy where it cannot overflow"))
@@ -110,6 +118,8 @@ def call(fn, *args, **kwargs):
     hidden = _traced_in_a_sequence(fn, args, kwargs)
     if hidden is not None:  # NumPy's dispatch does not look into the list: cofactor's implementation, as it would
         return hidden.__array_function__(fn, (type(hidden),), args, kwargs)
+    if isinstance(fn, type) and outside.user_class(fn):
+        return _instantiated(fn, args, kwargs)
     user = _user_callable(fn)
     if user is not None:
         outside.defaults_reached(fn)  # (def f(x, acc=[]): the list is the function's, kept between calls)
@@ -123,6 +133,72 @@ def call(fn, *args, **kwargs):
             any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
         return getattr(TracedArray(ops.constant(np.asarray(owner)), scalar=True), fn.__name__)(*args, **kwargs)
     return fn(*args, **kwargs)
+
+
+_NOT_HANDLED = object()
+_NUMBERS = (float, int, complex)
+
+
+def _through_protocols(fn, args, kwargs):
+    """A builtin that calls special methods (``abs``, ``bool``, ``float``, ``int``, ``complex``,
+    ``reversed``, ``sum``, ``max``, ``min``) on objects of the program's own classes: those methods run as
+    converted code (protocols.py); _NOT_HANDLED for any other call."""
+    if len(args) != 1 or kwargs or not _user_objects(args[0]):
+        return _NOT_HANDLED if not (fn is sum and len(args) == 2 and not kwargs and _user_objects(*args)) \
+            else _PROTOCOLS.total(*args)
+    x = args[0]
+    if fn is abs and own_hook(x, "__abs__"):
+        return _PROTOCOLS.unary("abs", x)
+    if fn is bool:
+        return bool(_PROTOCOLS.tested(x))
+    if any(fn is kind for kind in _NUMBERS):
+        return _PROTOCOLS.number(fn, x)
+    if fn is reversed:
+        return _PROTOCOLS.reversed(x)
+    if fn is sum:
+        return _PROTOCOLS.total(x)
+    if fn is max or fn is min:
+        return _PROTOCOLS.extreme(fn, x)
+    return _NOT_HANDLED
+
+
+def _user_objects(*values) -> bool:
+    """Whether ``values`` (or the items of a list or tuple among them) hold an object of the program's own class."""
+    def own(v):
+        return outside.user_class(type(v)) and not isinstance(v, TracedArray)
+    return any(own(v) or type(v) in (list, tuple) and any(own(i) for i in v) for v in values)
+
+
+_CALLBACK_MODULES = {"builtins", "functools", "_functools", "itertools", "heapq", "_heapq", "bisect", "_bisect"}
+
+
+def _takes_callbacks(fn) -> bool:
+    """A builtin or standard-library function that may call a function it is given (``sorted(key=)``,
+    ``map``, ``functools.reduce``): the program's functions given it are converted first."""
+    return isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType)) or \
+        (getattr(fn, "__module__", None) or "") in _CALLBACK_MODULES or isinstance(fn, type) and fn in (map, filter)
+
+
+def _instantiated(cls, args, kwargs):
+    """``cls(*args, **kwargs)`` of the program's own class, its ``__init__`` (or a dataclass's
+    ``__post_init__``) run as converted code like its other methods: what it reads from outside (a
+    class counter, a global) is read at every call, what it draws or logs, drawn and logged then."""
+    init = inspect.getattr_static(cls, "__init__", None)
+    post_init = inspect.getattr_static(cls, "__post_init__", None)
+    plain = type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__
+    if plain or not is_user_function(init) and not (dataclasses.is_dataclass(cls) and is_user_function(post_init)):
+        return cls(*args, **kwargs)
+    made = object.__new__(cls)
+    if is_user_function(init):
+        if call(init, made, *args, **kwargs) is not None:
+            raise located(TypeError(f"__init__() should return None, not '{type(made).__name__}'"))
+        return made
+    object.__setattr__(made, "__post_init__", types.MethodType(converted(post_init), made))  # (the generated
+    try:                                                                                     # __init__ calls it)
+        init(made, *args, **kwargs)
+    finally:
+        object.__delattr__(made, "__post_init__")
+    return made
 
 
 def _traced_in_a_sequence(fn, args, kwargs):

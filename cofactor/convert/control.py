@@ -74,7 +74,8 @@ def _only_truth(test):
 def _tested(test):
     """``test`` as a truth test reads it: an object of the program's own class by its own
     ``__bool__``/``__len__``, run as converted code (protocols.py)."""
-    return ast.copy_location(ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), "tested", ast.Load()), [test], []), test)
+    tested = ast.Attribute(ast.Name(OUTER, ast.Load()), "tested", ast.Load())
+    return ast.copy_location(ast.Call(tested, [test], []), test)
 
 
 def _lambda(body):
@@ -326,6 +327,9 @@ def _falls_off(stmts) -> bool:
         return _falls_off(last.body) or _falls_off(last.orelse)
     if isinstance(last, (ast.With, ast.AsyncWith)):
         return _falls_off(last.body)
+    if isinstance(last, ast.Try):  # past it from its body (and else block) or a handler, then its finally block
+        through = _falls_off(last.body) and _falls_off(last.orelse) or any(_falls_off(h.body) for h in last.handlers)
+        return through and _falls_off(last.finalbody)
     if isinstance(last, _LOOPS):  # past a loop by a break, or by its else block (never after ``while True``)
         forever = isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and bool(last.test.value)
         breaks = any(isinstance(n, ast.Break) for n in _loop_level(last.body))

@@ -35,12 +35,11 @@ import operator
 import sys
 import types
 
-from ..errors import ConcretizationError, InternalError, TracingError, UnsupportedError, forwards_calls, located
-from ..ir.core import OpBudgetExceeded, OutOfScope
+from ..errors import ConcretizationError, forwards_calls, located
 from ..tracing import context, implicit, outside
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import INDEXED
-from .protocols import Protocols, own_hook
+from .protocols import Protocols, cofactors_own, own_hook
 
 OUTER = "__cf_outer__"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -167,6 +166,17 @@ class _RouteOuterReads(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load):
             node.value = _outer_call("unpacked", [node.value], node.value)
+        return node
+
+    def visit_With(self, node):
+        """``with m as v:``: the manager's own ``__enter__`` and ``__exit__`` run as converted code, and no
+        ``__exit__`` swallows cofactor's refusals (protocols.Managed)."""
+        ours = [isinstance(item.context_expr, ast.Call) and isinstance(item.context_expr.func, ast.Attribute) and
+                getattr(item.context_expr.func.value, "id", None) == OUTER for item in node.items]  # (control.py's)
+        self.generic_visit(node)
+        for item, generated in zip(node.items, ours):
+            if not generated:
+                item.context_expr = _outer_call("managed", [item.context_expr], item.context_expr)
         return node
 
     def visit_ExceptHandler(self, node):
@@ -351,6 +361,7 @@ class Outer(Protocols):
             _set_attribute(obj, name, value)
 
     def item(self, container, key):
+        key = self.index(key)
         built = INDEXED.get(id(container))
         if built is not None and any(isinstance(k, TracedArray) for k in (key if isinstance(key, tuple) else (key,))):
             return built(key)  # (np.r_[a, 0.0, b] of traced arrays)
@@ -383,7 +394,7 @@ class Outer(Protocols):
         """Raise again, in a user's except clause, an exception that says cofactor cannot compile
         the code (not an error of the program's, which the clause may be there for)."""
         error = sys.exc_info()[1]
-        if type(error) is TracingError or isinstance(error, _REFUSALS):
+        if cofactors_own(error):
             raise error
 
     slice = slice
@@ -442,13 +453,12 @@ def read_attribute(obj, name, call):
     except AttributeError:
         outside.missing(obj, name, "attribute")
         raise
-    if isinstance(obj, (dict, list)):
+    if isinstance(obj, (dict, list, collections.deque)):
         return outside.method(obj, name, value)
     return outside.read_slot(obj, name, value, "attribute")
 
 
 _MISSING = object()
-_REFUSALS = (UnsupportedError, ConcretizationError, InternalError, OpBudgetExceeded, OutOfScope)
 
 
 # The user's reads, whose errors (an attribute or key that is not there) are the user's line's, as

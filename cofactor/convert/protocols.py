@@ -1,13 +1,16 @@
-"""The special methods of the program's own classes, run as converted code where Python's syntax
-calls them.
+"""The special methods of the program's own classes, run as converted code where Python's syntax,
+its builtins or NumPy call them.
 
 ``v + x``, ``-v``, ``v < x``, ``obj[k] = x``, ``del obj[k]``, ``len(obj)``, ``k in obj``, ``for a in
-obj``, ``a, b = obj`` and ``if obj:`` call the methods ``__add__``/``__radd__``, ``__neg__``,
-``__lt__``/``__gt__``, ``__setitem__``, ``__delitem__``, ``__len__``, ``__contains__``, ``__iter__``
-and ``__bool__`` of the objects' classes.  Where a class is the program's own, those methods are
-converted like the methods it calls by name: what they read from outside (``self.scale`` of an
-object the caller keeps, a global) is read at every call, and what they change there is replayed
-after it (tracing/outside.py).  Run as written, they would read it once, when traced.
+obj``, ``a, b = obj``, ``if obj:`` and ``with obj:`` call the methods ``__add__``/``__radd__``,
+``__neg__``, ``__lt__``/``__gt__``, ``__setitem__``, ``__delitem__``, ``__len__``, ``__contains__``,
+``__iter__``, ``__bool__`` and ``__enter__``/``__exit__`` of the objects' classes; ``float(obj)``,
+``x[obj]``, ``np.asarray(obj)``, ``reversed``, ``sum``, ``max`` and ``min`` call ``__float__``,
+``__index__``, ``__array__``, ``__reversed__``, ``__add__``, ``__gt__``.  Where a class is the
+program's own, those methods are converted like the methods it calls by name: what they read from
+outside (``self.scale`` of an object the caller keeps, a global) is read at every call, and what
+they change there is replayed after it (tracing/outside.py).  Run as written, they would read it
+once, when traced.
 
 Python's own dispatch is kept: the reflected method of the right operand's class first where that
 class is a subclass overriding it, ``NotImplemented`` passing to the other operand, ``==`` falling
@@ -20,15 +23,30 @@ import inspect
 import operator
 import types
 
-from ..errors import ConcretizationError, forwards_calls, located
+import numpy as np
+
+from ..errors import (CofactorError, ConcretizationError, InternalError, TracingError, UnsupportedError, forwards_calls,
+                      located)
+from ..ir.core import OpBudgetExceeded, OutOfScope
 from ..tracing import outside
 from ..tracing.array import TracedArray
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
             "pow": "** or pow()", "lshift": "<<", "rshift": ">>", "and": "&", "xor": "^", "or": "|",
             "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_ARRAYS = (TracedArray, np.ndarray, np.generic)
 _REFLECTED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
-_UNARY = {"neg": "-", "pos": "+", "invert": "~"}
+
+
+_REFUSALS = (UnsupportedError, ConcretizationError, InternalError, OpBudgetExceeded, OutOfScope)
+
+
+def cofactors_own(error) -> bool:
+    """Whether ``error`` says that cofactor cannot compile the code (a refusal), or is one of its own
+    signals (a loop tried rolled, then unrolled): never the program's to catch or suppress, unlike
+    NumPy's errors (cofactor's ShapeError is a ValueError the program may catch)."""
+    return type(error) is TracingError or isinstance(error, _REFUSALS) or \
+        (type(error).__module__ or "").startswith("cofactor.") and not isinstance(error, CofactorError)
 
 
 def own_hook(obj, name):
@@ -79,8 +97,11 @@ class Protocols:
         return own_hook(a, f"__{name}__") is not None or own_hook(b, f"__r{name}__") is not None
 
     def binary(self, name, a, b):
-        """``a op b``."""
+        """``a op b`` (an object of the program's own class with ``__array__`` beside an array: the array it
+        gives, as NumPy's operator takes it)."""
         if not self.involved(name, a, b):
+            if isinstance(a, _ARRAYS) or isinstance(b, _ARRAYS):
+                a, b = self.as_array(a), self.as_array(b)
             return _operator(name, a, b)
         result = self._dispatch(f"__{name}__", f"__r{name}__", a, b)
         if result is NotImplemented:
@@ -135,10 +156,76 @@ class Protocols:
         return n
 
     def iterated(self, x):
-        """What ``for a in x`` iterates: the iterator the program's own ``__iter__`` returns, converted;
-        ``x`` itself otherwise."""
+        """What ``for a in x`` iterates: the iterator the program's own ``__iter__`` returns, converted (or,
+        without one, its ``__getitem__`` at 0, 1, ... until IndexError, as Python does); ``x`` otherwise."""
         hook = own_hook(x, "__iter__")
-        return iter(self.call(hook, x)) if hook is not None else x
+        if hook is not None:
+            return iter(self.call(hook, x))
+        if own_hook(x, "__getitem__") is not None and inspect.getattr_static(type(x), "__iter__", None) is None:
+            return self._indexed_items(x)
+        return x
+
+    def _indexed_items(self, x):
+        k = 0
+        while True:
+            try:
+                yield self.call(own_hook(x, "__getitem__"), x, k)
+            except IndexError:
+                return
+            k += 1
+
+    def reversed(self, x):
+        """``reversed(x)``: the program's own ``__reversed__``, or its ``__len__`` and ``__getitem__``."""
+        hook = own_hook(x, "__reversed__")
+        if hook is not None:
+            return self.call(hook, x)
+        getitem = own_hook(x, "__getitem__")
+        if getitem is not None and own_hook(x, "__len__") is not None:
+            return [self.call(getitem, x, k) for k in range(self.length(x) - 1, -1, -1)]
+        return reversed(x)
+
+    def number(self, kind: type, x):
+        """``float(x)``, ``int(x)``, ``complex(x)`` of an object of the program's own class: its
+        ``__float__``, ``__int__`` (else ``__index__``), ``__complex__``, converted."""
+        names = {float: ("__float__", "__index__"), int: ("__int__", "__index__"),
+                 complex: ("__complex__", "__float__")}
+        hook = next((own_hook(x, name) for name in names[kind] if own_hook(x, name) is not None), None)
+        if hook is None:
+            return kind(x)
+        result = self.call(hook, x)
+        return result if isinstance(result, TracedArray) else kind(result)
+
+    def index(self, key):
+        """An index as NumPy reads it: an object of the program's own class by its ``__index__``, converted
+        (also inside a tuple)."""
+        if isinstance(key, tuple):
+            return tuple(self.index(k) for k in key)
+        hook = own_hook(key, "__index__")
+        return self.call(hook, key) if hook is not None else key
+
+    def as_array(self, x):
+        """``x`` as NumPy converts it: an object of the program's own class by its ``__array__``, converted."""
+        hook = own_hook(x, "__array__")
+        return self.call(hook, x) if hook is not None else x
+
+    def total(self, items, start=0):
+        """``sum(items, start)``: Python's additions, with the program's own ``__add__``/``__radd__``."""
+        for item in items:
+            start = self.binary("add", start, item)
+        return start
+
+    def extreme(self, builtin, items):
+        """``max(items)``/``min(items)``: the first item no later one beats, compared as Python compares
+        (``item > best`` for max), with the program's own comparisons."""
+        items = iter(items)
+        try:
+            best = next(items)
+        except StopIteration:
+            return builtin([])  # (Python's ValueError)
+        for item in items:
+            if self.tested(self.compare("gt" if builtin is max else "lt", item, best)):
+                best = item
+        return best
 
     def contains(self, container, key):
         """``key in container``."""
@@ -147,13 +234,19 @@ class Protocols:
             return bool(self.call(hook, container, key))
         return outside.has(container, key, "item")  # (guarded where the container is from outside)
 
+    def managed(self, manager):
+        """The context manager of a ``with`` statement, entered and left as Python does (protocols.Managed)."""
+        if not hasattr(type(manager), "__enter__") or not hasattr(type(manager), "__exit__"):
+            raise located(TypeError(f"'{type(manager).__name__}' object does not support the context manager protocol"))
+        return Managed(self, manager)
+
     def set_item(self, value, container, key):
         """``container[key] = value`` (in Python's order: the value first)."""
         hook = own_hook(container, "__setitem__")
         if hook is not None:
             self.call(hook, container, key, value)
         else:
-            _set_item(container, key, value)
+            _set_item(container, self.index(key), value)
 
     def del_item(self, container, key):
         """``del container[key]``."""
@@ -162,6 +255,23 @@ class Protocols:
             self.call(hook, container, key)
         else:
             _del_item(container, key)
+
+
+class Managed:
+    """A ``with`` statement's manager: its ``__enter__`` and ``__exit__`` run as converted code where they
+    are the program's own (what they read and count, at every call), and an ``__exit__`` that returns
+    true suppresses the program's errors, not cofactor's refusals (which would otherwise drop the
+    rest of the block at every call, silently)."""
+
+    def __init__(self, protocols: Protocols, manager):
+        self.protocols, self.manager = protocols, manager
+
+    def __enter__(self):
+        return self.protocols._method(self.manager, "__enter__")()
+
+    def __exit__(self, kind, error, traceback):
+        suppressed = self.protocols._method(self.manager, "__exit__")(kind, error, traceback)
+        return bool(suppressed) and not cofactors_own(error)
 
 
 # Python's operators on the user's values, whose errors (``1 + "a"``) are the user's line's.

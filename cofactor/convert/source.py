@@ -36,7 +36,8 @@ class _RouteCalls(ast.NodeTransformer):
         self.generic_visit(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE and not (func.id == "vars" and node.args) or \
-                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == RUNTIME:
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id in (RUNTIME, OUTER):
             return node
         return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name(RUNTIME, ast.Load()), "call", ast.Load()),
                                           args=[node.func, *node.args], keywords=node.keywords), node)

@@ -2,6 +2,8 @@
 NEP 50 dtype promotion, broadcasting and axis normalisation, in NumPy's words."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
@@ -11,6 +13,7 @@ from ..ir.core import Value
 from ..ir.ops import compare  # noqa: F401  (comparison typed by the operands' dtype)
 from ..tracing import context, python_ints
 from ..tracing.array import TracedArray
+from ..tracing.views import ordered
 
 PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool_
 
@@ -170,3 +173,12 @@ def reject(name, **kwargs):
     for key, (val, default) in kwargs.items():
         if not (val is default or (default is not None and not isinstance(val, TracedArray) and val == default)):
             raise UnsupportedError(f"{name}: the argument {key}={val!r} is not supported by cofactor")
+
+
+def keeps_order(impl):
+    """An implementation whose result NumPy lays out in memory as its array arguments (order "K":
+    np.sort, np.where, np.round of a Fortran-order array are Fortran-order, so a reshape of one copies)."""
+    @functools.wraps(impl)
+    def kept(*args, **kwargs):
+        return ordered(impl(*args, **kwargs), "K", *[a for a in args if isinstance(a, TracedArray)])
+    return kept

@@ -278,6 +278,15 @@ def ascontiguousarray(a, dtype=None, *, like=None):
     return array(a, dtype, copy=None, order="C", ndmin=1)
 
 
+@constructs(np.require)
+def require(a, dtype=None, requirements=None, *, like=None):
+    """An array of ``dtype`` meeting ``requirements`` ("C"/"F" contiguous, "O" its own data; "A", "W",
+    "E" every array cofactor makes meets)."""
+    wanted = {r[0].upper() for r in ([requirements] if isinstance(requirements, str) else requirements or [])}
+    order = "F" if "F" in wanted else "C" if "C" in wanted else "K"
+    return array(a, dtype, copy=True if "O" in wanted else None, order=order)
+
+
 @constructs(np.asfortranarray)
 def asfortranarray(a, dtype=None, *, like=None):
     return array(a, dtype, copy=None, order="F", ndmin=1)

@@ -8,9 +8,10 @@ import numpy as np
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray, share_storage
+from ..tracing.views import in_one_memory
 from ..tracing.dispatch import constructs, implements, implements_ufunc, indexed
 from ..tracing.checks import numpy_error_if
-from ._core import asarray, axis_index, is_weak, known_value, result_type, value
+from ._core import asarray, axis_index, is_weak, keeps_order, known_value, result_type, value
 from .creation import array
 from .extent import Bounded, Window, _unsupported, as_data, operation
 from .indexing import check_range
@@ -122,6 +123,7 @@ def isreal(x):
 
 
 @implements(np.nan_to_num)
+@keeps_order
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray(x)
     if x.dtype.kind == "c":
@@ -503,9 +505,19 @@ def common_type(*arrays):
     return np.common_type(*[np.empty(0, a.dtype) if isinstance(a, TracedArray) else a for a in arrays])
 
 
-@implements(np.shares_memory, np.may_share_memory)
-def may_share_memory(a, b, max_work=None):
-    return share_storage(a, b)
+def _memory_question(numpy_answer):
+    def answer(a, b, max_work=None):
+        """Whether ``a`` and ``b`` share memory: not unless they view one owner's storage, and then
+        NumPy's own answer for their strides (interleaved or disjoint slices do not)."""
+        shared = share_storage(a, b)
+        fakes = in_one_memory(a, b) if shared is True and isinstance(a, TracedArray) and \
+            isinstance(b, TracedArray) else None
+        return shared if fakes is None else bool(numpy_answer(*fakes))
+    return answer
+
+
+implements(np.shares_memory)(_memory_question(np.shares_memory))
+implements(np.may_share_memory)(_memory_question(np.may_share_memory))
 
 
 @implements(np.array_equiv)
@@ -585,6 +597,7 @@ def block(arrays):
 
 
 @implements(np.piecewise)
+@keeps_order
 def piecewise(x, condlist, funclist, *args, **kw):
     x = asarray(x)
     if isinstance(condlist, TracedArray) and condlist.dtype == np.bool_ and condlist.shape == x.shape:

@@ -10,8 +10,9 @@ import inspect
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import FUNCTIONS, UFUNCS
+from ._core import axis_index
 from .indexing import _assigned
 
 
@@ -65,8 +66,31 @@ def _function_with_out(func, impl):
     def with_out(*args, out=None, **kwargs):
         if out is None:
             return impl(*args, **kwargs)
-        return write_out(out, impl(*args, **kwargs), func.__name__, exact_shape=True, casting=casting)
+        result = impl(*args, **kwargs)
+        if func in _JOINS and isinstance(out, TracedArray) and any(share_storage(x, out) is True for x in args[0]):
+            return _joined_in_order(func, args, kwargs, out, result)
+        return write_out(out, result, func.__name__, exact_shape=True, casting=casting)
     return with_out
+
+
+_JOINS = {np.concatenate, np.stack}
+
+
+def _joined_in_order(func, args, kwargs, out, result):
+    """np.concatenate or np.stack into an ``out`` that some of the arrays view: NumPy copies them in one
+    at a time, so a later one reads what the earlier ones wrote."""
+    arrays, axis = args[0], kwargs.get("axis", args[1] if len(args) > 1 else 0)
+    axis = axis_index(axis, result.ndim)
+    if result.shape != out.shape:
+        raise ValueError(f"numpy.{func.__name__}: the out array has shape {out.shape}, but the result has shape "
+                         f"{result.shape}")
+    start = 0
+    for x in arrays:
+        size = 1 if func is np.stack else np.shape(x)[axis]
+        where = (slice(None),) * axis + ((start if func is np.stack else slice(start, start + size)),)
+        out[where] = x
+        start += size
+    return out
 
 
 def _takes_out(func) -> bool:

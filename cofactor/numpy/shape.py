@@ -15,8 +15,8 @@ from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements
 from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, per_layout,
                              positions_view, strided_like)
-from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, operator_index,
-                    reject, result_type, value, view, wrap)
+from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, keeps_order, operator_index, reject,
+                    result_type, value, view, wrap)
 from .ufuncs import KERNELS
 
 
@@ -329,17 +329,27 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
 
 
 class _Strided(Lens):
-    """``as_strided`` of an owner: the elements at ``start`` plus whole-element ``strides``, read as
-    one gather of the flattened owner.  NumPy writes through it element by element, where elements
+    """``as_strided`` of an owner: the elements at memory offset ``start`` plus whole-element ``strides``,
+    read as one gather of the flattened owner (``logical``: the owner's element at each memory offset,
+    where its memory is not in C order).  NumPy writes through it element by element, where elements
     repeat too; cofactor does not (the view is read-only)."""
 
-    def __init__(self, start: int, shape, strides):
-        self.start, self.shape, self.strides = int(start), tuple(shape), tuple(strides)
+    def __init__(self, start: int, shape, strides, logical=None):
+        self.start, self.shape, self.strides, self.logical = int(start), tuple(shape), tuple(strides), logical
+
+    def same_template(self, other):
+        return type(other) is _Strided and (self.start, self.shape, self.strides) == \
+            (other.start, other.shape, other.strides) and np.array_equal(self.logical, other.logical)
+
+    def offsets(self) -> np.ndarray:
+        """The memory offset (in elements, from the owner's first) of each element."""
+        grid = np.indices(self.shape, dtype=np.int64)
+        return self.start + sum((s * g for s, g in zip(self.strides, grid)), np.zeros(self.shape, np.int64))
 
     def positions(self) -> np.ndarray:
         """The flat position in the owner of each element."""
-        grid = np.indices(self.shape, dtype=np.int64)
-        return self.start + sum((s * g for s, g in zip(self.strides, grid)), np.zeros(self.shape, np.int64))
+        offsets = self.offsets()
+        return offsets if self.logical is None else self.logical[offsets]
 
     def read(self, base):
         from .indexing import getitem
@@ -350,31 +360,38 @@ class _Strided(Lens):
         return base.with_shape(self.shape)
 
     def on_numpy(self, array):
-        return np.lib.stride_tricks.as_strided(array.reshape(-1)[self.start:], self.shape,
+        return np.lib.stride_tricks.as_strided(np.zeros(1, array.dtype), self.shape,
                                                [s * array.itemsize for s in self.strides], writeable=False)
 
 
 @constructs(np.lib.stride_tricks.as_strided)  # not dispatched by NumPy: routed by the source conversion
 def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
-    """The elements of ``x``'s storage that NumPy would read at these strides, as a read-only view
-    (a gather of the owner)."""
+    """The elements of ``x``'s storage that NumPy would read at these strides (from the strides the
+    owner has: an argument's own, a Fortran-order copy's), as a read-only view (a gather of the owner)."""
     if not isinstance(x, TracedArray):
         return np.lib.stride_tricks.as_strided(x, shape, strides, subok, writeable)
     owner = x.owners()[0]
-    positions = positions_view(x, np.arange(owner.size).reshape(owner.shape)) if len(x.owners()) == 1 else None
+    itemsize = x.dtype.itemsize
+    element_strides = [s // itemsize for s in strided_like(owner).strides]
+    offsets = sum((s * g for s, g in zip(element_strides, np.indices(owner.shape, dtype=np.int64))),
+                  np.zeros(owner.shape, np.int64))
+    offsets = offsets - (offsets.min() if owner.size else 0)  # (from the owner's first element in memory)
+    positions = positions_view(x, offsets) if len(x.owners()) == 1 else None
     if positions is None:
         raise UnsupportedError("numpy.lib.stride_tricks.as_strided of this array (a view through a traced index, or "
                                "one of several arrays chosen at run time) is not supported")
-    itemsize = x.dtype.itemsize
     shape = x.shape if shape is None else tuple(int(n) for n in shape)
-    strides = tuple(s // positions.itemsize * itemsize for s in positions.strides) if strides is None \
-        else tuple(int(s) for s in strides)
+    strides = strided_like(x).strides if strides is None else tuple(int(s) for s in strides)
     if len(strides) != len(shape) or any(s % itemsize for s in strides):
         raise UnsupportedError("numpy.lib.stride_tricks.as_strided with strides that are not whole elements of "
                                f"{x.dtype} (or not one per axis) is not supported")
-    lens = _Strided(positions.flat[0] if positions.size else 0, shape, [s // itemsize for s in strides])
-    flat = lens.positions()
-    if flat.size and (flat.min() < 0 or flat.max() >= owner.size):
+    span = int(offsets.max()) + 1 if owner.size else 0
+    logical = np.full(span, -1, np.int64)
+    logical[offsets.ravel()] = np.arange(owner.size)
+    lens = _Strided(positions.flat[0] if positions.size else 0, shape, [s // itemsize for s in strides],
+                    None if np.array_equal(logical, np.arange(owner.size)) else logical)
+    read = lens.offsets()
+    if read.size and (read.min() < 0 or read.max() >= span or (logical[read] < 0).any()):
         raise UnsupportedError("numpy.lib.stride_tricks.as_strided reads outside the array's memory (NumPy would read "
                                "whatever lies there): choose a shape and strides that stay inside it")
     return view(owner, ReadOnly(lens, "writing through numpy.lib.stride_tricks.as_strided is not supported (its "
@@ -651,6 +668,7 @@ def _sort_values(a, axis):
 
 
 @implements(np.sort)
+@keeps_order
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     reject("numpy.sort", order=(order, None))
     v, ax = _sort_values(a, axis)

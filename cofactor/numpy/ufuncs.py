@@ -19,8 +19,8 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.views import ComplexPart, ReadOnly, Reshape, ordered
-from ._core import (broadcast_values, compare, dtype_of, full, known_value, reject, result_type, take_1d, value,
-                    value_bounds, view, wrap)
+from ._core import (broadcast_values, compare, dtype_of, full, keeps_order, known_value, reject, result_type, take_1d,
+                    value, value_bounds, view, wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -466,6 +466,7 @@ for _ufunc in KERNELS:
 # --- functions built on ufuncs ---------------------------------------------------------------
 
 @implements(np.where)
+@keeps_order
 def where(condition, x=None, y=None):
     if x is None and y is None:
         return np.nonzero(condition)
@@ -532,6 +533,7 @@ def conj_method(a):
 
 
 @implements(np.around, np.round)
+@keeps_order
 def around(a, decimals=0, out=None):
     if out is not None:
         raise UnsupportedError("numpy.round(..., out=...) is not supported yet")

@@ -132,6 +132,7 @@ class TracedArray:
     size = property(lambda self: self.type.size)
     itemsize = property(lambda self: self.type.dtype.itemsize)
     strides = property(lambda self: _strides(self))
+    flags = property(lambda self: Flags(self))
     nbytes = property(lambda self: self.type.size * self.type.dtype.itemsize)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
@@ -141,6 +142,10 @@ class TracedArray:
     @property
     def base(self):
         """NumPy's ``base``: the array whose memory a view reads (past views of views), else None."""
+        if self.lens is None and id(self) in context.current().arguments and not self.scalar:
+            raise located(UnsupportedError(
+                "the .base of an array given to the compiled function (an argument, or an array read from outside "
+                "it): whether it views another of the caller's arrays is not part of what cofactor compiles for"))
         if self.lens is None or self.scalar:
             return None
         x = self.viewed
@@ -568,6 +573,11 @@ def _operator(ufunc, reflected=False):
         if not reflected and _defers_to(other):
             return NotImplemented
         if _object_operand(other):
+            if self.scalar:
+                return NotImplemented  # (a NumPy scalar or Python number: the object's own method, as in NumPy)
+            if not hasattr(type(other), _REFLECTED.get(ufunc, "")):  # NumPy's object loop: Python's TypeError
+                raise located(TypeError(f"unsupported operand type(s) for {ufunc.__name__}: "
+                                        f"'numpy.{self.dtype}' and '{type(other).__name__}'"))
             raise located(UnsupportedError(
                 f"an array and a {type(other).__name__} object in an operator: NumPy makes an array of objects "
                 f"({type(other).__name__}'s own operator applied to each element), which cofactor does not compile "
@@ -612,6 +622,8 @@ for _name, _ufunc in BINARY_OPERATORS.items():
     setattr(TracedArray, f"__r{_name}__", _operator(_ufunc, reflected=True))
     if _name != "divmod":
         setattr(TracedArray, f"__i{_name}__", (lambda u: lambda self, other: _update(self, u, other))(_ufunc))
+
+_REFLECTED = {ufunc: f"__r{name}__" for name, ufunc in BINARY_OPERATORS.items()}  # (what an object's element takes)
 
 COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                 "gt": np.greater, "ge": np.greater_equal}
@@ -664,6 +676,62 @@ def _strides(array: TracedArray) -> tuple:
     """NumPy's strides for this array: its owner is C-contiguous, and its lenses are NumPy's views."""
     from .views import strided_like
     return strided_like(array).strides
+
+
+class Flags:
+    """``a.flags`` of a traced array: its memory layout as NumPy's flags give it (by attribute or by
+    name, ``a.flags["C_CONTIGUOUS"]``); whether an array given to the function owns its data or may be
+    written is the caller's, which cofactor does not compile for."""
+
+    _NAMES = {"C": "c_contiguous", "CONTIGUOUS": "c_contiguous", "C_CONTIGUOUS": "c_contiguous", "F": "f_contiguous",
+              "FORTRAN": "f_contiguous", "F_CONTIGUOUS": "f_contiguous", "W": "writeable", "WRITEABLE": "writeable",
+              "O": "owndata", "OWNDATA": "owndata", "A": "aligned", "ALIGNED": "aligned", "FNC": "fnc", "FORC": "forc",
+              "BEHAVED": "behaved", "CARRAY": "carray", "FARRAY": "farray"}
+
+    def __init__(self, array: TracedArray):
+        from .views import ReadOnly, strided_like
+        self._array, self._layout = array, strided_like(array).flags
+        self._read_only = any(isinstance(lens, ReadOnly) for lens in _lenses(array))
+
+    def __getitem__(self, name):
+        if name not in self._NAMES:
+            raise KeyError(f"Unknown flag {name}")
+        return getattr(self, self._NAMES[name])
+
+    def _owned(self, what):
+        root = self._array
+        while root.lens is not None:
+            root = root.viewed
+        if root is self._array and id(root) in context.current().arguments:
+            raise located(UnsupportedError(f"flags.{what} of an array given to the compiled function is the caller's "
+                                           "(whether it views another array, or may be written), which cofactor does "
+                                           "not compile for"))
+
+    c_contiguous = contiguous = property(lambda self: self._layout.c_contiguous)
+    f_contiguous = fortran = property(lambda self: self._layout.f_contiguous)
+    forc = property(lambda self: self.c_contiguous or self.f_contiguous)
+    fnc = property(lambda self: self.f_contiguous and not self.c_contiguous)
+    aligned = property(lambda self: True)
+
+    @property
+    def writeable(self):
+        self._owned("writeable")
+        return not self._read_only
+
+    @property
+    def owndata(self):
+        self._owned("owndata")
+        return self._array.lens is None
+
+    behaved = property(lambda self: self.aligned and self.writeable)
+    carray = property(lambda self: self.behaved and self.c_contiguous)
+    farray = property(lambda self: self.behaved and self.fnc)
+
+
+def _lenses(array):
+    while array.lens is not None:
+        yield array.lens
+        array = array.viewed
 
 
 def _set_shape(array: TracedArray, shape):
@@ -727,7 +795,21 @@ class FlatIterator:
         return self.base.flatten()
 
 
-TracedArray.flat = property(FlatIterator)
+def _set_flat(array: TracedArray, values):
+    """``a.flat = values``: NumPy's elements in C order, ``values`` repeated as far as they go."""
+    FlatIterator(array)[...] = np.resize(np.ravel(values), array.size)
+
+
+def _not_settable(name, instead):
+    def refuse(array, value):
+        raise located(UnsupportedError(f"assigning ndarray.{name} is not supported by cofactor: {instead}"))
+    return refuse
+
+
+TracedArray.flat = property(FlatIterator, _set_flat)
+TracedArray.dtype = property(TracedArray.dtype.fget, _not_settable("dtype", "use a = a.view(dtype)"))
+TracedArray.strides = property(TracedArray.strides.fget, _not_settable(
+    "strides", "use np.lib.stride_tricks.as_strided"))
 
 # Methods that are the NumPy function of the same name with the array first.
 _FUNCTION_METHODS = [

@@ -36,7 +36,7 @@ import operator
 import sys
 import sysconfig
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,12 +58,15 @@ class Outside:
     obj: object
     slots: dict
     path: tuple | None = None
+    calls: list = field(default_factory=list)  # a deque's changes, as (method, arguments) in order
 
 
 @dataclass
 class Store:
     """After each call, ``outside``'s slot ``key`` gets the value ``template`` builds (``kind``
-    "set"), is deleted ("delete"), or the list gets the items it builds appended ("extend") or as
+    "set"), is deleted ("delete"), the deque's method ``key`` is called with the arguments it builds
+    ("call": a deque with a maxlen drops what the call's deque holds), or the list gets the items it
+    builds appended ("extend") or as
     its whole contents ("contents")."""
 
     outside: Outside
@@ -344,12 +347,22 @@ def read_slot(container, key, value, kind: str):
     if value is not outside.slots.get(key, _MISSING):  # not what the slot held at first sight: moved or made
         if key not in outside.slots and not isinstance(container, _SEQUENCES):
             guard_has(container, key, kind)  # (made by this trace: d[k] of a defaultdict, an attribute set)
-        origin = None if is_constant(value) else context.current().origins.get(id(value))
+        origin = _moved_in(container, outside, value) if is_constant(value) else \
+            context.current().origins.get(id(value))
         if origin is None:  # made by the function: its own value (an input it already reads, a constant)
             return known(value)
         outside = _outside(origin[0])
         container, key = origin
     return read(value, _slot_name(outside, key), ("slot", id(container), key), lambda: _slot(container, key))
+
+
+def _moved_in(container, outside: Outside, value):
+    """Where in the outside sequence ``container`` the number ``value`` was when the trace first saw it (an
+    item a deque's append moved); None where it was not there.  Read from there, it is guarded there: at
+    worst a number the function made that is the same object compiles again when that slot changes."""
+    if not isinstance(container, _SEQUENCES):
+        return None
+    return next(((container, j) for j, held in outside.slots.items() if held is value), None)
 
 
 def missing(container, key, kind: str):
@@ -411,6 +424,8 @@ def method(container, name: str, bound):
     list read their values as slots (``params.get("w")``, ``for k, v in d.items()``,
     ``stack.pop()``); other methods, and those of other objects, are ``bound`` as they are."""
     outside = _outside(container)
+    if outside is not None and isinstance(container, collections.deque):
+        return _deque_method(outside, name, bound)
     if outside is None or not isinstance(container, (dict, list)):
         return bound
 
@@ -462,6 +477,29 @@ def method(container, name: str, bound):
     return routed.get(name, bound)
 
 
+_DEQUE_CHANGES = {"append", "appendleft", "extend", "extendleft", "pop", "popleft", "rotate", "clear", "insert",
+                  "remove", "reverse"}
+
+
+def _deque_method(outside: Outside, name: str, bound):
+    """A method of an outside deque: one that changes it is made again after each call, on the call's
+    deque (its maxlen drops items as it does there); ``pop``/``popleft`` read the item as a slot."""
+    if name not in _DEQUE_CHANGES:
+        return bound
+    deque = outside.obj
+
+    def changed(*args):
+        if name in ("pop", "popleft") and not args and deque:
+            where = length(deque) - 1 if name == "pop" else 0
+            result = read_slot(deque, where, deque[where], "item")
+            bound()
+        else:
+            result = _user(bound, *args)
+        outside.calls.append((name, args))
+        return result
+    return changed
+
+
 def settle(trace, failed=False) -> list:
     """Give every slot of an outside object the function changed its old value back, and return
     the Stores that set it after each call (none when the trace ``failed``).  The leaves of their
@@ -485,6 +523,9 @@ def _changes(outside: Outside, sources: "_Sources") -> list:
 
     if isinstance(obj, tuple):
         return []
+    if isinstance(obj, collections.deque) and outside.calls:  # (its changes made again, in order)
+        return [Store(outside, "call", name, sources.template(args, f"{outside.name}.{name}"))
+                for name, args in outside.calls]
     if isinstance(obj, _SEQUENCES):
         old, new = [before[k] for k in range(len(before))], list(obj)
         if len(new) == len(old):
@@ -674,6 +715,8 @@ def apply(stores: list, outputs, arrays, fetched, originals):
         obj = target(store.outside, originals)
         if store.kind == "extend":
             obj.extend(value)
+        elif store.kind == "call":
+            getattr(obj, store.key)(*value)
         elif store.kind == "contents":
             _replace_contents(obj, value)
         else:

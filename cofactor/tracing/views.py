@@ -368,7 +368,20 @@ def ordered(result, order, *sources):
     return laid_out(result, tuple(strides))
 
 
-def _strided(array) -> np.ndarray:
+def in_one_memory(a, b):
+    """NumPy arrays with the shapes and strides of ``a`` and ``b``, views of one owner, over one memory
+    (np.shares_memory of them is NumPy's answer for ``a`` and ``b``); None where a lens is not a view
+    known now (a traced index, a bitcast) or the owner is one of several arrays."""
+    lenses = [lens.inner if isinstance(lens, ReadOnly) else lens for x in (a, b) for lens in _lens_chain(x)[0]]
+    if any(isinstance(_lens_chain(x)[1], Either) for x in (a, b)) or any(
+            not isinstance(lens, (BasicIndex, Transpose, Reshape, Broadcast, ComplexPart)) or lens.values()
+            for lens in lenses):
+        return None
+    memory = np.zeros(1, _lens_chain(a)[1].dtype)
+    return _strided(a, memory), _strided(b, memory)
+
+
+def _strided(array, memory=None) -> np.ndarray:
     lenses, root = _lens_chain(array)
     t = root.type
     strides = np.cumprod((1,) + t.shape[:0:-1])[::-1] * t.dtype.itemsize if t.shape else ()
@@ -378,7 +391,8 @@ def _strided(array) -> np.ndarray:
         if len(layouts) > 1:
             raise _PathLayout
         strides = layouts.pop()
-    fake = np.lib.stride_tricks.as_strided(np.zeros(1, t.dtype), t.shape, tuple(int(s) for s in strides))
+    memory = np.zeros(1, t.dtype) if memory is None else memory
+    fake = np.lib.stride_tricks.as_strided(memory, t.shape, tuple(int(s) for s in strides))
     for lens in reversed(lenses):
         fake = lens.on_numpy(fake)
     return fake

@@ -218,6 +218,10 @@ def _asfortranarray(a):
     return np.asfortranarray(a) * 2.0
 
 
+def _require(a):
+    return np.require(a.T, requirements="C") * 2.0
+
+
 def _full(a):
     return np.full((2, 3), a[0])
 
@@ -299,6 +303,7 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "numpy.asanyarray": [case(_asanyarray, x())],
     "numpy.ascontiguousarray": [case(_ascontiguousarray, x())],
     "numpy.asfortranarray": [case(_asfortranarray, x())],
+    "numpy.require": [case(_require, x())],
     "numpy.copy": [case(np.copy, x())],
     "numpy.full": [case(_full, x(1))],
     "numpy.full_like": [case(lambda a: np.full_like(a, 2.5), x()),
