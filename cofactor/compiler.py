@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .errors import ArgumentError, CompilationError, check_call, warn_in_user_code
+from .errors import ArgumentError, CompilationError, UnsupportedError, check_call, warn_in_user_code
 from . import cache, placement
 from .call import (aval_key, changed_arguments, check_implicit_writable, check_shared_containers, check_writable,
                    cut_to_lengths, numbers_traced, signature, static_arguments, traced_arguments, unsharded, wait_for,
@@ -89,11 +89,32 @@ def _optimized(text: str, optimize, differentiate) -> tuple[str, bool]:
     except CompilationError as e:
         if kind == "none":
             raise
+        fallback = differentiate or launches_kernels(text)
+        unoptimized = runner.run(text, "none", differentiate) if fallback else text  # (its error, if it fails too)
         warnings.warn(f"cofactor: the {kind} optimization pipeline failed, so this function is compiled "
                       f"without it. {_first_error(e)}",
                       OptimizationWarning, stacklevel=4)
-        fallback = differentiate or launches_kernels(text)
-        return (runner.run(text, "none", differentiate) if fallback else text), True
+        return unoptimized, True
+
+
+def _same_outputs(first, rival) -> bool:
+    """Whether two programs' outputs agree up to rounding (their rewrites may reassociate)."""
+    for a, b in zip(first, rival):
+        if a.dtype.kind not in "fc":
+            if not np.array_equal(a, b):
+                return False
+        elif not np.allclose(a, b, rtol=1e-4 if a.dtype.itemsize >= 8 else 1e-3, atol=1e-6, equal_nan=True):
+            return False
+    return True
+
+
+def _not_reversible(calls) -> UnsupportedError:
+    """The error for a program Enzyme could not differentiate because of these LAPACK ``calls`` ((NumPy
+    function, user line)), which it has no derivative of."""
+    name, where = calls[0]
+    return UnsupportedError(f"{name} (LAPACK's SVD or QR, which numpy.linalg.norm(ord=2 or 'nuc'), cond, pinv, lstsq "
+                            f"and matrix_rank use too) cannot be differentiated by cofactor: Enzyme has no derivative "
+                            f"of them" + (f"\n  in user code at {where}" if where else ""))
 
 
 def _first_error(e: CompilationError) -> str:
@@ -133,7 +154,12 @@ class Compiled:
             placement.annotate(self.trace, self.placement)
         self.raw_mlir = str(self.trace.module)
         traced = time.perf_counter()
-        self.mlir, failed = _optimized(self.raw_mlir, optimize, differentiates(self.raw_mlir))
+        try:
+            self.mlir, failed = _optimized(self.raw_mlir, optimize, differentiates(self.raw_mlir))
+        except CompilationError as e:
+            if self.trace.without_adjoints and "could not compute the adjoint" in e.diagnostic:
+                raise _not_reversible(self.trace.without_adjoints) from None
+            raise
         # After a failed curated pipeline the rival would fail, or run as long, too.  A sharded program
         # is not timed against a rival: processes of one run could choose differently, and then hang.
         rival_mlir = self._rival_mlir() if optimize == "auto" and not failed and self.placement is None else None
@@ -225,8 +251,12 @@ class Compiled:
                 out.block_until_ready()
             return time.perf_counter() - start
 
-        for executable in (self.executable, rival):
-            timed(executable)  # warm up
+        # Warm up, and keep the rival only if it gives the first one's answers on these arguments: a
+        # pattern it adds (while_dus) has given wrong answers (a row updated by itself in a loop).
+        if not _same_outputs(*[[np.asarray(out) for out in executable(arguments())]
+                               for executable in (self.executable, rival)]):
+            cache.store("auto", self._choice, b"first")
+            return
         seconds = [timed(self.executable), timed(rival)]
         # Short runs are noisy on a busy machine: the best of three, interleaved, for those.
         for _ in range(2 if max(seconds) < 0.05 else 0):

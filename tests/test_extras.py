@@ -189,3 +189,14 @@ def test_numpy_helpers_that_python_calls_on_traced_values():
         cf.jit(lambda x: pow(int(x[0]), 2, 5))(x)
     with pytest.raises(cf.UnsupportedError, match="numpy.vectorize"):
         cf.jit(lambda x: np.vectorize(abs)(x))(x)
+
+
+def _appends_its_sum(x):
+    return np.concatenate([x.astype(np.float32), [x.sum(), 1.0]])
+
+
+def test_a_list_holding_traced_numbers_among_arrays():
+    x = np.ones(2)
+    got, want = np.asarray(cf.jit(_appends_its_sum)(x)), _appends_its_sum(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

@@ -1333,3 +1333,26 @@ def test_a_deque_with_a_maxlen_and_popleft_changes_as_in_python():
             return x * first + sum(window)
         return f, (window, queue)
     _twin(make, [(_rng(k).random(2),) for k in range(5)])
+
+
+def test_a_view_of_an_argument_stored_is_that_view_of_the_callers_array():
+    """``self.window = x[1:]`` keeps a view of the caller's ``x`` (a later write to ``x`` shows in it), as
+    NumPy keeps it; a view of a ConcreteArray argument is its values."""
+    class Holder:
+        pass
+
+    def remember(s, x):
+        s.window = x[1:]
+        s.columns = x.reshape(2, 2).T
+        return s.window.sum()
+
+    for make in (lambda: np.arange(4.0), lambda: cf.to_device(np.arange(4.0))):
+        want, got = Holder(), Holder()
+        x_want, x_got = np.arange(4.0), make()
+        remember(want, x_want)
+        cf.jit(remember)(got, x_got)
+        if isinstance(x_got, np.ndarray):
+            x_want[1] = x_got[1] = 99.0
+            assert np.shares_memory(got.window, x_got) and np.shares_memory(got.columns, x_got)
+        np.testing.assert_array_equal(got.window, want.window)
+        np.testing.assert_array_equal(got.columns, want.columns)

@@ -30,7 +30,8 @@ def dtype_of(x):
         return x.weak or x.dtype
     if is_weak(x):
         return type(x)
-    return np.asarray(x).dtype
+    traced = traced_sequence(x)  # (a list holding traced values: the dtype NumPy would stack them to)
+    return traced.dtype if traced is not None else np.asarray(x).dtype
 
 
 def result_type(*xs) -> np.dtype:

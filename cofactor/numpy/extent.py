@@ -52,6 +52,7 @@ from ..ir import ops
 from ..ir.core import Operation, Value
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
+from ..tracing.context import in_reverse_mode
 from ..tracing.dispatch import call_ufunc
 from ._core import asarray, value, with_value_bounds, wrap
 
@@ -172,6 +173,17 @@ def where_valid(mask: Value, data: TracedArray, fill) -> TracedArray:
     filler = ops.broadcast_in_dim(ops.constant(np.asarray(fill, data.dtype)), data.shape, ())
     mask = ops.broadcast_in_dim(mask, data.shape, range(mask.type.rank))
     return TracedArray(ops.select(mask, data.value, filler))
+
+
+def without_derivatives_outside(valid: Value, data: TracedArray, dims=None) -> TracedArray:
+    """``data`` whose lanes outside ``valid`` (an i1 array broadcast into ``data`` at ``dims``, its leading
+    axes by default) carry no derivative, in reverse mode: what a padding lane reads through a gather
+    (the element its clamped index points at) gets no gradient back from whatever reaches that lane."""
+    if not in_reverse_mode() or not np.issubdtype(data.dtype, np.floating):
+        return data
+    dims = range(valid.type.rank) if dims is None else dims
+    mask = ops.broadcast_in_dim(valid, data.shape, dims)
+    return TracedArray(ops.select(mask, data.value, ops.ignore_derivatives(data.value)))
 
 
 def traced_int(v: Value) -> TracedArray:
@@ -322,6 +334,9 @@ class Bounded:
         """The selection's rows compacted to the front, in order, carrying the selection."""
         positions, _ = selected_positions(selection.mask)
         data = selection.source[with_value_bounds(wrap(positions), 0, max(selection.source.shape[0] - 1, 0))]
+        n = data.shape[0]
+        lanes = ops.compare(ops.iota((n,), _I64, 0), ops.broadcast_in_dim(selection.count, (n,), ()), "LT")
+        data = without_derivatives_outside(lanes, data)
         if selection.bounds is not None:
             data = with_value_bounds(data, *selection.bounds)
         return cls(data, [Window(_const(0), selection.count)] + [None] * (data.ndim - 1), selection)

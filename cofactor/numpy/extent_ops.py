@@ -394,15 +394,6 @@ operation(np.cumsum)(_cumulative(np.cumsum, 0))
 operation(np.cumprod)(_cumulative(np.cumprod, 1))
 
 
-def _last(dtype):
-    """A value NumPy's sort puts after every other."""
-    if dtype.kind == "f":
-        return np.nan
-    if dtype.kind == "c":
-        _unsupported("numpy.sort of complex values")
-    return _highest(dtype)
-
-
 @operation(np.sort)
 def sort(b, axis=-1, kind=None, order=None, *, stable=None):
     if axis is None:
@@ -411,9 +402,16 @@ def sort(b, axis=-1, kind=None, order=None, *, stable=None):
     w = b.windows[ax]
     if w is None:
         return Bounded(asarray(np.sort(b.data, axis=ax)), b.windows)
+    if b.dtype.kind == "c":
+        _unsupported("numpy.sort of complex values")
     windows = list(b.windows)
     windows[ax] = Window(_const(0), w.length)
-    return Bounded(asarray(np.sort(b.filled(_last(b.dtype), (ax,)), axis=ax)), windows)
+    # The values gathered in argsort's order (not a sort of the values filled with NaN after the valid
+    # lanes: a derivative through that sort reached the NaNs).
+    order = np.argsort(b, axis=ax)
+    lanes = np.clip(order.data + traced_int(w.start), 0, b.data.shape[ax] - 1)
+    ordered = np.take_along_axis(b.data, lanes, axis=ax)
+    return Bounded(asarray(ordered), windows)
 
 
 def sort_in_place(b, axis=-1, kind=None, order=None, *, stable=None):

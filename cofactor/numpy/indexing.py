@@ -12,13 +12,14 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.core import Value
 from ..tracing import checks, python_ints
+from ..tracing.context import in_reverse_mode
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, traced_sequence, value,
                     value_bounds, view, wrap)
 from .creation import check_stored, convert_like_numpy
-from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes
+from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes, without_derivatives_outside
 from .extent_ops import aligned
 from .selection import (assign_masked, assign_masked_among, assign_traced_slice, fitted, masked, masked_among,
                         traced_slice)
@@ -203,7 +204,7 @@ class _Advanced:
         self.indices = self._index_tensor(arrays, [shape[d] for d in axes])
         adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
         rest = [d for d in range(len(shape)) if d not in axes]
-        first = axes[0] if adjacent else 0
+        first = self.first = axes[0] if adjacent else 0
         nb = len(self.batch)
         self.offset_dims = [i if i < first else i + nb for i in range(len(rest))]
         rest_shape = [shape[d] for d in rest]
@@ -212,6 +213,8 @@ class _Advanced:
 
     def _index_tensor(self, arrays, sizes):
         columns = []
+        self.known_indices = None if any(isinstance(x, TracedArray) for x in arrays) else np.stack(
+            [np.broadcast_to(np.where(x < 0, x + n, x), self.batch) for x, n in zip(arrays, sizes)], -1)
         for x, n in zip(arrays, sizes):
             if isinstance(x, TracedArray):
                 if self.valid is not None:
@@ -240,7 +243,13 @@ class _Advanced:
             sizes = [1 if d in self.axes else n for d, n in enumerate(v.shape)]
             result = ops.gather(v, self.indices, self.offset_dims, self.axes, self.axes, len(self.batch),
                                 sizes, self.result_shape)
-        return wrap(result) if self.windows is None else bounded(wrap(result), self.windows)
+        if self.windows is None:
+            return wrap(result)
+        return bounded(without_derivatives_outside(self.valid.value, wrap(result), self._batch_dims()), self.windows)
+
+    def _batch_dims(self):
+        """Where the index arrays' broadcast axes are in the selection's shape."""
+        return range(self.first, self.first + len(self.batch))
 
     def updates(self, a, v) -> Value:
         """``v`` as the values to write: cast to ``a``'s dtype, broadcast to the selection's shape, and
@@ -252,18 +261,49 @@ class _Advanced:
         return _assigned(a, v, self.result_shape)
 
     def write(self, updates, combine=None):
-        """Scatter ``updates``; invalid lanes of index arrays with run-time lengths point past the axis,
-        where the scatter drops them."""
+        """Scatter ``updates``; invalid lanes of index arrays with run-time lengths, and (without
+        ``combine``) every write to an element but its last (NumPy's: ``x[[0, 0]] = v`` writes v[1]),
+        point past the axis, where the scatter drops them, and carry no derivative back."""
         if 0 in self.result_shape:
             return
         indices = self.indices
-        if self.valid is not None:
+        written = self.valid.value if self.valid is not None else None
+        if combine is None:
+            last = self._last_writes()
+            written = last if written is None else ops.binary("stablehlo.and", written, last) if last is not None \
+                else written
+        if written is not None:
             past = ops.constant(np.array([self.view.shape[d] for d in self.axes], np.int64))
             past = ops.broadcast_in_dim(past, indices.shape, (len(self.batch),))
-            valid = ops.broadcast_in_dim(self.valid.value, indices.shape, range(len(self.batch)))
-            indices = ops.select(valid, indices, past)
+            indices = ops.select(ops.broadcast_in_dim(written, indices.shape, range(len(self.batch))), indices, past)
+            updates = without_derivatives_outside(written, wrap(updates), self._batch_dims()).value
         self.view.value = ops.scatter(self.view.value, indices, updates, self.offset_dims, self.axes,
                                       self.axes, len(self.batch), combine)
+
+    def _last_writes(self) -> Value | None:
+        """Where the index arrays point at an element no later lane points at (an i1 array of their broadcast
+        shape): None where every lane does, known now, or traced indices outside reverse mode (XLA's
+        scatter writes the last of repeated lanes already; only their derivatives need the mask)."""
+        n = int(np.prod(self.batch))
+        if n < 2:
+            return None
+        sizes = [self.view.shape[d] for d in self.axes]
+        if self.known_indices is not None:
+            keys = np.ravel_multi_index(self.known_indices.reshape(n, -1).T, sizes)
+            last = np.ones(n, bool)
+            last[np.unique(keys[::-1], return_index=True)[1]] = False
+            last = ~last[::-1]  # (the last lane of each key: the first of the reversed keys)
+            return None if last.all() else ops.constant(last.reshape(self.batch))
+        if not in_reverse_mode():
+            return None
+        flat = wrap(ops.reshape(self.indices, (n, len(self.axes))))
+        keys = flat[:, 0]
+        for k in range(1, len(sizes)):
+            keys = keys * sizes[k] + flat[:, k]
+        order = np.argsort(keys, kind="stable")   # each key's lanes together, in order: the last before another key
+        ordered = keys[order]
+        last_in_order = np.concatenate([ordered[1:] != ordered[:-1], np.ones(1, bool)])
+        return ops.reshape(last_in_order[np.argsort(order)].value, self.batch)
 
 
 def _run_time_lengths(index):

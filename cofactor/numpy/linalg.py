@@ -26,10 +26,12 @@ from numpy.linalg import LinAlgError
 from numpy.linalg._linalg import (EighResult, QRResult, SlogdetResult, SVDResult, _multi_dot,
                                   _multi_dot_matrix_chain_order, _multi_dot_three)
 
-from ..errors import UnsupportedError
+from ..errors import UnsupportedError, user_location
 from ..ir import ops
 from ..ir.types import TensorType
 from ..runtime.devices import default_device
+from ..tracing import context
+from ..tracing.context import is_differentiating
 from ..tracing.derivatives import custom_jvp
 from ..tracing.dispatch import implements
 from ._core import axis_index, broadcast_shapes, reject, value, wrap
@@ -84,6 +86,9 @@ def _layout(rank: int, matrix: bool):
     return [rank - 2, rank - 1, *range(rank - 3, -1, -1)] if matrix else list(range(rank - 1, -1, -1))
 
 
+_WITHOUT_ADJOINTS = {"gesdd_ffi", "geqrf_ffi", "orgqr_ffi", "ungqr_ffi"}  # LAPACK kernels Enzyme cannot differentiate
+
+
 def _lapack(name, routine, operands, result_types, aliases, **flags):
     """Call jaxlib's LAPACK kernel ``routine`` (e.g. "getrf_ffi") for the dtype of the first
     operand; ``flags`` are its one-character options (uplo="L", ...)."""
@@ -92,6 +97,9 @@ def _lapack(name, routine, operands, result_types, aliases, **flags):
         raise UnsupportedError(f"{name} on {platform.upper()} is not supported yet (cofactor calls LAPACK, "
                                "which only XLA:CPU provides)")
     from jaxlib import lapack  # the LAPACK kernels XLA:CPU calls; this also binds them to SciPy's LAPACK
+
+    if routine in _WITHOUT_ADJOINTS and is_differentiating():  # (named if Enzyme then fails on it: compiler.py)
+        context.current().without_adjoints.append((name, user_location()))
 
     values = [value(x) for x in operands]
     target = lapack.prepare_lapack_call(routine, values[0].dtype)

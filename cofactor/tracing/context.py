@@ -94,6 +94,7 @@ class TraceContext(Builder):
         self.argument_containers: dict = {}  # id of a list or dict passed in -> it (the trace holds a copy)
         self.conditional = 0         # how many regions around the code being traced may not run (checks.py)
         self.handlers: list = []     # the exception classes the program's open try statements catch (thunks)
+        self.without_adjoints: list = []  # (NumPy function, user line) of LAPACK calls Enzyme cannot differentiate
         self.layouts: dict = {}      # id of an array given to the function (an argument, a global) -> its
         # strides, where it is not C-contiguous as the arrays the function makes are (views.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs

@@ -46,6 +46,7 @@ from . import context
 from .array import TracedArray, defers_tracing
 from .implicit import Guard, advanced, is_constant, known, read
 from .trace import PythonNumber, is_array
+from .views import plain_lenses
 
 
 @dataclass
@@ -618,6 +619,9 @@ class _Sources:
                 return "leaf", ("array", self.arrays[id(value)])
             if id(value) in self.hosts:
                 return "leaf", ("host", self.hosts[id(value)])
+            viewed = self._view_of_a_given_array(value)
+            if viewed is not None:  # (self.window = x[1:]: that view of the caller's x, as NumPy keeps it)
+                return "leaf", viewed
             return "leaf", ("traced", value)
         if defers_tracing(value):
             raise UnsupportedError(f"the compiled function stores an array whose length is known only at run time "
@@ -644,6 +648,20 @@ class _Sources:
                 return made
         return "leaf", ("object", value)
 
+    def _view_of_a_given_array(self, value):
+        """("view", source, lenses, ("traced", value)) for a view of an argument or implicit input through
+        NumPy views known now (made again of the caller's array after the call: it sees what the caller
+        writes there later; where that array is not a NumPy array, the values it has then); else None."""
+        lenses = plain_lenses(value)
+        if value.lens is None or lenses is None or any(lens.values() for lens in lenses):
+            return None
+        root = value
+        while root.lens is not None:
+            root = root.viewed
+        source = ("array", self.arrays[id(root)]) if id(root) in self.arrays else \
+            ("host", self.hosts[id(root)]) if id(root) in self.hosts else None
+        return None if source is None else ("view", source, lenses, ("traced", value))
+
     def _made(self, value, how, children, where):
         self.open.add(id(value))
         children = [(key, self.template(child, f"{where}[{key!r}]")) for key, child in children]
@@ -663,6 +681,8 @@ def results(stores: list, add) -> list:
             return None
         if template[0] == "leaf":
             source = template[1]
+            if source[0] == "view":
+                return "leaf", ("view", source[1], source[2], resolved(("leaf", source[3]))[1])
             if source[0] == "traced":
                 array = source[1]
                 if id(array) not in index:
@@ -691,6 +711,14 @@ def apply(stores: list, outputs, arrays, fetched, originals):
                 object.__setattr__(made, key, child)
             return made
         kind, *source = template[1]
+        if kind == "view":
+            of, lenses, otherwise = source
+            viewed = build(("leaf", of))
+            if type(viewed) is not np.ndarray:
+                return build(("leaf", otherwise))
+            for lens in lenses:
+                viewed = lens.on_numpy(viewed)
+            return viewed
         if kind == "result":
             j, scalar, weak = source
             if j not in results:

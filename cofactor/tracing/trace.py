@@ -81,6 +81,7 @@ class Trace:
     # from outside it, set after each call
     returned: list = dataclasses.field(default_factory=list)  # (output leaf, outside.Outside): objects from
     # outside it that the function returns, themselves (the leaves of out_types are the others)
+    without_adjoints: list = dataclasses.field(default_factory=list)  # TraceContext.without_adjoints
 
 
 def output_value(leaf):
@@ -169,7 +170,8 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
     main.result_types = [v.type for v in out_values]
     return Trace(module, None if len(params) == len(arrays) else params, out_treedef,
                  main.result_types[:len(out_leaves)], writebacks, context.host_inputs, implicit_writebacks,
-                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh, stores, returned)
+                 list(context.guards.values()), checks.finish(main.body), extents, context.mesh, stores, returned,
+                 context.without_adjoints)
 
 
 def _output_values(out_leaves):
@@ -254,6 +256,8 @@ def _reached_from_outside(fn, leaves, traced, call, given):
     for i, (leaf, stand_in) in enumerate(zip(leaves, traced)):
         if stand_in is leaf and not implicit.is_constant(leaf):
             outside.reached(leaf, f"argument {i}")
+        if isinstance(leaf, types.MethodType):  # (a bound method given to a transform: cf.grad(net.loss))
+            outside.reached(leaf.__self__, f"the self of argument {i}")
     fn = _partial_read(fn)
     bound = fn
     while isinstance(bound, functools.partial):

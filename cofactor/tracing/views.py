@@ -428,7 +428,7 @@ def _lens_chain(array):
 def positions_view(array, positions: np.ndarray):
     """The same view of ``positions`` (an array of the owner's shape) that ``array`` is of its owner,
     or None where a lens is not a plain NumPy view known now (a traced index, a bitcast, ...)."""
-    lenses = _plain_lenses(array)
+    lenses = plain_lenses(array)
     if lenses is None or any(lens.values() for lens in lenses):
         return None
     for lens in lenses:
@@ -469,7 +469,7 @@ def _shared_owner(target, source):
 _ELEMENTWISE_LIMIT = 256  # elements a run-time emulation of NumPy's element-by-element assignment copies
 
 
-def _plain_lenses(array) -> list | None:
+def plain_lenses(array) -> list | None:
     """The lenses from ``array``'s owner to it, owner side first, or None if one is not a plain
     NumPy view (a bitcast, windows, ...)."""
     lenses = [lens.inner if isinstance(lens, ReadOnly) else lens for lens in _lens_chain(array)[0]]
@@ -499,7 +499,7 @@ def elementwise_assignment(target, source):
     owner = _shared_owner(target, source)
     if owner is None or target.ndim != 1 or target.size < 2:
         return None
-    target_lenses, source_lenses = _plain_lenses(target), _plain_lenses(source)
+    target_lenses, source_lenses = plain_lenses(target), plain_lenses(source)
     if target_lenses is None or source_lenses is None or \
             not any(lens.values() for lens in target_lenses + source_lenses):
         return None  # not plain views, or known now: assignment_order's business

@@ -182,3 +182,78 @@ def test_reverse_mode_needs_a_bound_on_data_dependent_loops():
 def test_second_derivatives_through_a_custom_rule_are_refused_clearly():
     with pytest.raises(cf.UnsupportedError, match="custom derivative rule"):
         cf.hessian(np.linalg.det)(np.eye(3) * 2.0)
+
+
+def _adds_at_a_repeated_index(x, v):
+    y = x.copy()
+    y[np.array([0, 0])] += v        # NumPy writes the last: y[0] = x[0] + v[1]
+    return np.sum(y * np.array([3.0, 1.0]))
+
+
+def _assigns_at_a_traced_repeated_index(x, v):
+    y = x.copy()
+    i = np.argmax(x)
+    y[np.array([i, i, 1 - i])] = v
+    return np.sum(y * np.array([2.0, 5.0]))
+
+
+def _writes_rows_at_repeated_indices(b, v):
+    b = b.copy()
+    b[[0, 2, 0]] += v
+    return np.sum(b * np.arange(6.0).reshape(3, 2))
+
+
+def _writes_through_a_run_time_length_index(x):
+    y = x.copy()
+    idx = np.nonzero(x > 0)[0]
+    y[idx] = 2.0 * x[idx]
+    return np.sum(y * np.array([10.0, 1.0, 100.0, 1000.0]))
+
+
+def _adds_at_a_run_time_length_index(x):
+    z = np.zeros(4)
+    idx = np.nonzero(x > 0)[0]
+    np.add.at(z, idx, x[idx] ** 2)
+    return np.sum(z * np.array([1.0, 10.0, 100.0, 1000.0]))
+
+
+def _sorts_a_selection(x):
+    p = x[x > 0]
+    return np.sum(np.diff(np.sort(p)) ** 2) + np.sum(np.sort(p) * p)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_adds_at_a_repeated_index, (np.array([1.0, 2.0]), np.array([10.0, 20.0]))),
+    (_assigns_at_a_traced_repeated_index, (np.array([1.0, 2.0]), np.array([10.0, 20.0, 30.0]))),
+    (_writes_rows_at_repeated_indices, (np.ones((3, 2)), np.arange(6.0).reshape(3, 2))),
+    (_writes_through_a_run_time_length_index, (np.array([-1.0, 1.0, -2.0, 3.0]),)),
+    (_adds_at_a_run_time_length_index, (np.array([1.0, -1.0, 2.0, -3.0]),)),
+    (_sorts_a_selection, (np.array([1.0, -1.0, 2.0, 4.0]),)),
+])
+def test_gradients_of_writes_that_numpy_drops_and_of_padding_lanes(fn, args):
+    """A write NumPy overwrites (a repeated index: the last one wins) and the padding lanes of an array
+    whose length is known at run time (what they read, where a sort put NaN) get no gradient."""
+    argnums = tuple(range(len(args)))
+    grads = cf.grad(fn, argnums=argnums)(*args)
+    for k, g in zip(argnums, grads):
+        np.testing.assert_allclose(np.asarray(g), numeric_gradient(fn, args, k), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(cf.jit(fn)(*args)), fn(*args), rtol=1e-12)
+
+
+class _Net:
+    def __init__(self):
+        self.w, self.scale = np.array([[1.0, 2.0], [3.0, 4.0]]), 1.0
+
+    def loss(self, x):
+        return np.sum((self.w @ x) ** 2) * self.scale
+
+
+def test_a_transform_of_a_bound_method_reads_its_object_at_every_call():
+    net, x = _Net(), np.array([1.0, -1.0])
+    for change in (lambda: None, lambda: net.w.__setitem__((0, 0), 10.0), lambda: setattr(net, "w", np.eye(2)),
+                   lambda: setattr(net, "scale", 3.0)):
+        change()
+        want = 2 * net.scale * net.w.T @ (net.w @ x)
+        np.testing.assert_allclose(np.asarray(cf.grad(net.loss)(x)), want)
+        np.testing.assert_allclose(np.asarray(cf.value_and_grad(net.loss)(x)[1]), want)
+        np.testing.assert_allclose(np.asarray(cf.vjp(net.loss, x)[1](np.float64(1.0))[0]), want)
