@@ -149,8 +149,8 @@ def aval_key(a) -> tuple:
     """(shape, dtype string[, strides]) of an array argument, the part of the hot path's key it decides."""
     if type(a) is ConcreteArray:
         return a.aval
-    if type(a) is np.ndarray:
-        return _aval(a)
+    if type(a) is np.ndarray:  # (_aval's key, without its generic calls: the hot path)
+        return (a.shape, a.dtype.str) if a.flags.c_contiguous else (a.shape, a.dtype.str, "strides", a.strides)
     raise TypeError("not an array argument")
 
 
