@@ -8,9 +8,12 @@ everything else is called as it is.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
+import heapq
 import inspect
+import itertools
 import math
 import random
 import sys
@@ -169,14 +172,18 @@ def _user_objects(*values) -> bool:
     return any(own(v) or type(v) in (list, tuple) and any(own(i) for i in v) for v in values)
 
 
-_CALLBACK_MODULES = {"builtins", "functools", "_functools", "itertools", "heapq", "_heapq", "bisect", "_bisect"}
+# Python's functions that call a function they are given, there and then (not ones that keep it: append).
+_CALLING = (sorted, min, max, map, filter, functools.reduce, itertools.accumulate, itertools.starmap,
+            itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby, heapq.nsmallest,
+            heapq.nlargest, heapq.merge, bisect.bisect_left, bisect.bisect_right, bisect.insort_left,
+            bisect.insort_right)
 
 
 def _takes_callbacks(fn) -> bool:
-    """A builtin or standard-library function that may call a function it is given (``sorted(key=)``,
-    ``map``, ``functools.reduce``): the program's functions given it are converted first."""
-    return isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType)) or \
-        (getattr(fn, "__module__", None) or "") in _CALLBACK_MODULES or isinstance(fn, type) and fn in (map, filter)
+    """Whether ``fn`` calls a function it is given (``sorted(key=)``, ``map``, ``functools.reduce``,
+    ``list.sort``): the program's functions given it are converted first."""
+    return any(fn is f for f in _CALLING) or \
+        isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "sort" and isinstance(fn.__self__, list)
 
 
 def _instantiated(cls, args, kwargs):
