@@ -200,3 +200,66 @@ def test_a_list_holding_traced_numbers_among_arrays():
     got, want = np.asarray(cf.jit(_appends_its_sum)(x)), _appends_its_sum(x)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def _indices_then_write(a):
+    z = np.indices((3,))[0]
+    z[0] = a[1]
+    return z
+
+
+def _mgrid_then_write(a):
+    z = np.mgrid[0:3]
+    z[0] = a[1]
+    return z + np.ogrid[0:3][::-1] * a[0]
+
+
+def _r_of_numbers_then_write(a):
+    z = np.r_[0, 1, 2]
+    z[0] = a[1]
+    return np.r_[z, 0:2, a]
+
+
+def _from_a_function(a):
+    z = np.fromfunction(lambda i, j: i + j * a[0], (2, 3))
+    z[0, 0] = a[1]
+    return z
+
+
+@pytest.mark.parametrize("f", [_indices_then_write, _mgrid_then_write, _r_of_numbers_then_write, _from_a_function])
+def test_index_grids_made_in_the_function_take_traced_values(f):
+    a = np.array([5, 7])
+    got, want = np.asarray(cf.jit(f)(a)), f(a)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def _palindromes(a):
+    count = 0
+    for i in range(len(a)):
+        s = str(a[i])
+        if s == s[::-1]:
+            count += 1
+    return count
+
+
+def _counts_in_a_dict(x):
+    counts = {}
+    for v in x.tolist():
+        counts[v] = counts.get(v, 0) + 1
+    return len(counts)
+
+
+@pytest.mark.parametrize("f, error", [
+    (_palindromes, cf.ConcretizationError),
+    (_counts_in_a_dict, cf.ConcretizationError),
+    (lambda x: len({x[0], x[1]}), cf.ConcretizationError),
+    (lambda x: len([0] * int(x[1])), cf.ConcretizationError),
+    (lambda x: [1.0, 2.0] * x[1], TypeError),
+    (lambda x: x.view(np.dtype((np.void, 16))), cf.UnsupportedError),
+], ids=["str", "dict_key", "set", "list_repeated", "list_times_float", "void_view"])
+def test_python_that_needs_a_traced_values_text_or_hash_is_a_clear_error(f, error):
+    """str() of a traced number (its trace-time text), a traced number as a dict key or set element (hashed
+    by identity) and a list repeated a traced number of times were silently wrong."""
+    with pytest.raises(error):
+        cf.jit(f)(np.array([121, 12, 7, 33]))

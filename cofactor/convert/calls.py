@@ -47,6 +47,9 @@ def _from_numpy(fn) -> bool:
 
 @forwards_calls
 def call(fn, *args, **kwargs):
+    if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
+        args = tuple(converted(a) if is_user_function(a) else a for a in args)
+        kwargs = {k: converted(v) if is_user_function(v) else v for k, v in kwargs.items()}
     try:
         constructor = CONSTRUCTORS.get(fn)
     except TypeError:  # unhashable callables
@@ -56,9 +59,6 @@ def call(fn, *args, **kwargs):
         kwargs = {k: outside.contents(_PROTOCOLS.as_array(v)) for k, v in kwargs.items()}
     if constructor is not None:
         return constructor(*args, **kwargs)
-    if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
-        args = tuple(converted(a) if is_user_function(a) else a for a in args)
-        kwargs = {k: converted(v) if is_user_function(v) else v for k, v in kwargs.items()}
     if any(fn is f for f in _ITERATING):  # an outside list's items, read as its slots (a class's own __iter__, converted)
         args = tuple(outside.items(a if fn is reversed else _PROTOCOLS.iterated(a)) for a in args)
     handled = _through_protocols(fn, args, kwargs)
@@ -110,6 +110,9 @@ def call(fn, *args, **kwargs):
         raise located(UnsupportedError(
             "id() of a variable that holds one of several arrays, which one chosen at run time by a traced "
             "branch: its identity is not known at trace time (compare with `is`, which cofactor traces)"))
+    if (fn is str or fn is repr or fn is format) and args and isinstance(args[0], TracedArray) and \
+            not getattr(args[0], "defers_tracing", False):
+        args[0].no_text(f"{fn.__name__}()")  # (len(str(k)), a palindrome test: the trace's text would be compared)
     if fn is np.isscalar and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray):
         return args[0].scalar or args[0].weak is not None  # (a NumPy scalar or a Python number it stands for)
     if fn is isinstance and len(args) == 2 and isinstance(args[0], TracedArray):
@@ -173,7 +176,7 @@ def _user_objects(*values) -> bool:
 
 
 # Python's functions that call a function they are given, there and then (not ones that keep it: append).
-_CALLING = (sorted, min, max, map, filter, functools.reduce, itertools.accumulate, itertools.starmap,
+_CALLING = (sorted, min, max, map, filter, np.fromfunction, functools.reduce, itertools.accumulate, itertools.starmap,
             itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby, heapq.nsmallest,
             heapq.nlargest, heapq.merge, bisect.bisect_left, bisect.bisect_right, bisect.insort_left,
             bisect.insort_right)

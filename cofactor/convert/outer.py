@@ -363,8 +363,8 @@ class Outer(Protocols):
     def item(self, container, key):
         key = self.index(key)
         built = INDEXED.get(id(container))
-        if built is not None and any(isinstance(k, TracedArray) for k in (key if isinstance(key, tuple) else (key,))):
-            return built(key)  # (np.r_[a, 0.0, b] of traced arrays)
+        if built is not None:  # (np.r_[a, 0.0, b], np.mgrid[0:3]: arrays the function makes)
+            return built(key)
         if type(key) is slice and type(container) in (list, tuple):
             return outside.sliced(container, key)
         if isinstance(container, dict) and isinstance(key, TracedArray):

@@ -709,15 +709,54 @@ def _bit_positions(bitorder) -> np.ndarray:
     return np.arange(8, dtype=np.uint8)[::-1 if bitorder[0] == "b" else 1]
 
 
+def _traced_items(items) -> bool:
+    return any(isinstance(item, TracedArray) for item in (items if isinstance(items, tuple) else (items,)))
+
+
+def _made_by_numpy(obj, name):
+    """``obj[items]`` for an object NumPy indexes to make arrays (np.mgrid, np.ogrid), of items known now:
+    NumPy's arrays, as arrays the function made (so that it can write traced values into them)."""
+    def index(items):
+        if _traced_items(items):
+            raise UnsupportedError(f"numpy.{name} with traced bounds is not supported by cofactor (the shape would "
+                                   "depend on them): use np.arange / np.linspace with known lengths")
+        made = obj[items]
+        return asarray(made) if isinstance(made, np.ndarray) else type(made)(asarray(m) for m in made)
+    return index
+
+
+indexed(np.mgrid)(_made_by_numpy(np.mgrid, "mgrid"))
+indexed(np.ogrid)(_made_by_numpy(np.ogrid, "ogrid"))
+
+
+@constructs(np.indices)
+def indices(dimensions, dtype=int, sparse=False):
+    made = np.indices(dimensions, dtype, sparse)
+    return asarray(made) if isinstance(made, np.ndarray) else tuple(asarray(m) for m in made)
+
+
+@constructs(np.fromfunction)
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """NumPy's: ``function`` of the index arrays (made here, so that they are traced arrays)."""
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
 def _concatenator(axis: int, ndmin: int, transposed_1d: int):
     """``np.r_[...]`` and ``np.c_[...]`` of arrays and numbers (NumPy's AxisConcatenator): each item made
     an array of at least ``ndmin`` axes (a 1-d one made a column for np.c_), all in the dtype NumPy
-    promotes them to, joined along ``axis``.  Slices and string directives are NumPy's only."""
+    promotes them to, joined along ``axis``.  Slices and string directives are NumPy's only (of items
+    known now: NumPy's result, as an array the function made)."""
+    concatenator = np.r_ if axis == 0 else np.c_
+
     def index(items):
         items = items if isinstance(items, tuple) else (items,)
-        if any(isinstance(item, (slice, str)) for item in items):
-            raise UnsupportedError("numpy.r_ / numpy.c_ with slices or string directives among traced arrays is not "
-                                   "supported by cofactor: use np.concatenate (np.arange, np.linspace for the ranges)")
+        if not _traced_items(items) and any(isinstance(item, (slice, str)) for item in items):
+            return asarray(concatenator[items])
+        if any(isinstance(item, str) or isinstance(item, slice) and _traced_items((item.start, item.stop, item.step))
+               for item in items):
+            raise UnsupportedError("numpy.r_ / numpy.c_ with string directives or traced slice bounds among traced "
+                                   "arrays is not supported by cofactor: use np.concatenate and np.arange")
+        items = tuple(np.r_[item] if isinstance(item, slice) else item for item in items)  # (a range, as NumPy's)
         dtype = result_type(*items)
         parts = []
         for item in items:

@@ -179,7 +179,7 @@ def view_method(a, dtype=None, type=None):
     if dtype is None or np.dtype(dtype) == v.type.dtype:
         return view(a, Transpose(list(range(v.type.rank))))
     dtype = np.dtype(dtype)
-    if {dtype.kind, v.dtype.kind} & {"b", "c"} or dtype.fields is not None:
+    if {dtype.kind, v.dtype.kind} & {"b", "c"} or dtype.kind not in "iuf" or dtype.fields is not None:
         raise UnsupportedError(f"ndarray.view as {dtype} of an array of {v.dtype} is not supported: only a "
                                "reinterpretation between integer and real dtypes is")
     if dtype.itemsize != v.dtype.itemsize:

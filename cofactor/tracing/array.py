@@ -155,20 +155,35 @@ class TracedArray:
         return x if chosen is None else chosen
 
     def __repr__(self):
-        kind = "Python number" if self.weak else "scalar" if self.scalar else "TracedArray"
-        return self._shown("repr") or f"{kind}(shape={self.shape}, dtype={self.dtype})"
+        return self._shown("repr") or self.trace_text()
 
     def __str__(self):
-        return self._shown("str") or repr(self)
+        return self._shown("str") or self.trace_text()
 
     def __format__(self, spec):
         shown = self._shown("format", spec)
         if shown is None and spec:
-            raise located(ConcretizationError(
-                f"formatting a traced {'number' if self.scalar else 'array'} (format spec {spec!r}) needs its value, "
-                "which is only known when the compiled function runs: format the result after the call, or print "
-                "it when it runs with cf.print"))
-        return shown or str(self)
+            self.no_text(f"formatting (format spec {spec!r})")
+        return shown or self.trace_text()
+
+    def trace_text(self) -> str:
+        """What this value is while traced: what a print at trace time shows, and cofactor's messages."""
+        kind = "Python number" if self.weak else "scalar" if self.scalar else "TracedArray"
+        return f"{kind}(shape={self.shape}, dtype={self.dtype})"
+
+    def no_text(self, what):
+        """Refuse ``what`` (str(), a format spec) of this value: its text is known only at run time."""
+        raise located(ConcretizationError(
+            f"{what} of a traced {'number' if self.scalar else 'array'} needs its value, which is only known when "
+            "the compiled function runs (its text now would be the trace's, not the value's): format the result "
+            "after the call, or print it when it runs with cf.print"))
+
+    def __hash__(self):  # (a dict key or a set element: hashed by its value in NumPy)
+        if not self.scalar:
+            raise located(TypeError("unhashable type: 'numpy.ndarray'"))
+        raise located(ConcretizationError(
+            "a traced number used as a dict key or a set element (hashed by its value, which is only known when "
+            "the compiled function runs): count with np.unique or np.bincount, or keep the keys in an array"))
 
     def _shown(self, how, spec=""):
         """In the message of a raise checked at run time, a token for this value (tracing/checks.py)."""
@@ -568,6 +583,13 @@ def python_arithmetic(ufunc, *operands):
 def _operator(ufunc, reflected=False):
     def apply(self, other):
         operands = (other, self) if reflected else (self, other)
+        if ufunc is np.multiply and isinstance(other, (list, tuple, str)) and self.scalar:  # Python's repetition
+            if self.dtype.kind not in "iub":
+                kind = self.weak.__name__ if self.weak else f"numpy.{self.dtype}"
+                raise located(TypeError(f"can't multiply sequence by non-int of type '{kind}'"))
+            raise located(ConcretizationError(
+                f"a {type(other).__name__} repeated a traced number of times ([0] * n): its length would be known only "
+                "when the compiled function runs (make an array instead: np.zeros(n) with n known, or a mask)"))
         if self.weak is not None and is_python_number(other):
             return python_arithmetic(ufunc, *operands)
         if not reflected and _defers_to(other):

@@ -222,6 +222,10 @@ def _require(a):
     return np.require(a.T, requirements="C") * 2.0
 
 
+def _fromfunction(a):
+    return np.fromfunction(lambda i, j: a[i, j] * (i + 1.0), a.shape, dtype=int)
+
+
 def _full(a):
     return np.full((2, 3), a[0])
 
@@ -304,6 +308,7 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "numpy.ascontiguousarray": [case(_ascontiguousarray, x())],
     "numpy.asfortranarray": [case(_asfortranarray, x())],
     "numpy.require": [case(_require, x())],
+    "numpy.fromfunction": [case(_fromfunction, x())],
     "numpy.copy": [case(np.copy, x())],
     "numpy.full": [case(_full, x(1))],
     "numpy.full_like": [case(lambda a: np.full_like(a, 2.5), x()),
@@ -540,7 +545,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         "argsort", "argpartition", "argwhere", "lexsort", "searchsorted", "digitize", "count_nonzero", "nonzero",
         "flatnonzero", "diag_indices_from", "tril_indices_from", "triu_indices_from", "ix_",
         "ravel_multi_index", "unravel_index", "may_share_memory", "shares_memory", "linalg.matrix_rank",
-        "packbits", "unpackbits")},
+        "packbits", "unpackbits", "indices")},
     **{f"numpy.{name}": "a dtype or shape query" for name in ("ndim", "shape", "size", "can_cast", "common_type",
                                                                "result_type")},
     **{f"numpy.{name}": _SHAPE_ONLY for name in ("arange", "empty", "eye", "identity", "ndarray", "ones", "tri",
