@@ -1,5 +1,7 @@
 """Differential tests for cofactor/numpy/extras.py: one table row per NumPy function."""
+import math
 import re
+import statistics
 
 import numpy as np
 import pytest
@@ -263,3 +265,14 @@ def test_python_that_needs_a_traced_values_text_or_hash_is_a_clear_error(f, erro
     by identity) and a list repeated a traced number of times were silently wrong."""
     with pytest.raises(error):
         cf.jit(f)(np.array([121, 12, 7, 33]))
+
+
+@pytest.mark.parametrize("f, name", [
+    (lambda x: math.isclose(x[0], 3.0), "math.isclose"),
+    (lambda x: math.fsum(x), "math.fsum"),
+    (lambda x: statistics.mean(x.tolist()), "statistics.mean"),
+    (lambda x: 2.0 in x, "in x"),
+], ids=["isclose", "fsum", "statistics", "in"])
+def test_python_functions_that_need_traced_values_name_themselves(f, name):
+    with pytest.raises((cf.UnsupportedError, cf.ConcretizationError), match=name):
+        cf.jit(f)(np.array([3.25, 2.0, 1.0]))

@@ -77,6 +77,10 @@ def call(fn, *args, **kwargs):
     if isinstance(fn, types.BuiltinFunctionType) and (fn in python_ints.MATH or fn is math.log) and \
             any(isinstance(a, TracedArray) for a in args) and not kwargs:
         return python_ints.python_math(fn, args)  # (math.exp(float(x[0])): Python's numbers and errors)
+    if (getattr(fn, "__module__", None) or "") in ("math", "cmath", "statistics") and \
+            any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):  # (those python_math has not taken)
+        raise located(UnsupportedError(f"{fn.__module__}.{fn.__name__} of traced values is not supported by cofactor: "
+                                       "use NumPy's functions on the arrays (np.isclose, np.sum, np.mean, np.gcd, ...)"))
     if fn is np.nditer and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
         raise located(UnsupportedError("numpy.nditer is not supported by cofactor on traced arrays: loop over indices "
                                        "(np.ndindex, np.ndenumerate) or use whole-array operations"))

@@ -190,6 +190,11 @@ class TracedArray:
         checks = context.current().checks if context.is_tracing() else None
         return checks.placeholder(self, how, spec) if checks is not None and checks.shown is not None else None
 
+    def __contains__(self, value):
+        raise located(ConcretizationError(
+            "`v in x` of a traced array needs its values, which are only known when the compiled function runs: "
+            "use np.any(x == v) (which cofactor traces) in an if, or np.isin"))
+
     def __len__(self):
         if self.weak is not None:
             raise located(TypeError(f"object of type '{self.weak.__name__}' has no len()"))
