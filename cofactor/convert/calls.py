@@ -114,8 +114,7 @@ def call(fn, *args, **kwargs):
         raise located(UnsupportedError(
             "id() of a variable that holds one of several arrays, which one chosen at run time by a traced "
             "branch: its identity is not known at trace time (compare with `is`, which cofactor traces)"))
-    if (fn is str or fn is repr or fn is format) and args and isinstance(args[0], TracedArray) and \
-            not getattr(args[0], "defers_tracing", False):
+    if (fn is str or fn is repr or fn is format) and args and isinstance(args[0], TracedArray):
         args[0].no_text(f"{fn.__name__}()")  # (len(str(k)), a palindrome test: the trace's text would be compared)
     if fn is np.isscalar and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray):
         return args[0].scalar or args[0].weak is not None  # (a NumPy scalar or a Python number it stands for)
@@ -147,15 +146,19 @@ def call(fn, *args, **kwargs):
 
 _NOT_HANDLED = object()
 _NUMBERS = (float, int, complex)
+_THROUGH_PROTOCOLS = (abs, bool, *_NUMBERS, reversed, sum, max, min)
 
 
 def _through_protocols(fn, args, kwargs):
     """A builtin that calls special methods (``abs``, ``bool``, ``float``, ``int``, ``complex``,
     ``reversed``, ``sum``, ``max``, ``min``) on objects of the program's own classes: those methods run as
     converted code (protocols.py); _NOT_HANDLED for any other call."""
-    if len(args) != 1 or kwargs or not _user_objects(args[0]):
-        return _NOT_HANDLED if not (fn is sum and len(args) == 2 and not kwargs and _user_objects(*args)) \
-            else _PROTOCOLS.total(*args)
+    if not any(fn is builtin for builtin in _THROUGH_PROTOCOLS) or kwargs or not _user_objects(*args):
+        return _NOT_HANDLED
+    if fn is sum and len(args) == 2:
+        return _PROTOCOLS.total(*args)
+    if len(args) != 1:
+        return _NOT_HANDLED
     x = args[0]
     if fn is abs and own_hook(x, "__abs__"):
         return _PROTOCOLS.unary("abs", x)
@@ -184,12 +187,13 @@ _CALLING = (sorted, min, max, map, filter, np.fromfunction, functools.reduce, it
             itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby, heapq.nsmallest,
             heapq.nlargest, heapq.merge, bisect.bisect_left, bisect.bisect_right, bisect.insort_left,
             bisect.insort_right)
+_CALLING = {id(f) for f in _CALLING}  # (by identity: a callable need not be hashable)
 
 
 def _takes_callbacks(fn) -> bool:
     """Whether ``fn`` calls a function it is given (``sorted(key=)``, ``map``, ``functools.reduce``,
     ``list.sort``): the program's functions given it are converted first."""
-    return any(fn is f for f in _CALLING) or \
+    return id(fn) in _CALLING or \
         isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "sort" and isinstance(fn.__self__, list)
 
 

@@ -19,7 +19,7 @@ import ast
 
 from ..tracing.control import RETURN_VALUE, RETURNED as _RETURNED
 from .checks import rewrite_checks
-from .outer import OUTER
+from .outer import OUTER, outer_call
 
 RUNTIME = "__cofactor__"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -74,8 +74,7 @@ def _only_truth(test):
 def _tested(test):
     """``test`` as a truth test reads it: an object of the program's own class by its own
     ``__bool__``/``__len__``, run as converted code (protocols.py)."""
-    tested = ast.Attribute(ast.Name(OUTER, ast.Load()), "tested", ast.Load())
-    return ast.copy_location(ast.Call(tested, [test], []), test)
+    return outer_call("tested", [test], test)
 
 
 def _lambda(body):
@@ -430,8 +429,7 @@ class ControlFlow(ast.NodeTransformer):
         if node.handlers:  # (what its except clauses catch, for the errors checked at run time)
             caught = ast.Tuple([h.type if h.type is not None else _name("BaseException") for h in node.handlers],
                                ast.Load())
-            catching = ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), "catching", ast.Load()),
-                                [ast.Lambda(_no_arguments(), caught)], [])
+            catching = outer_call("catching", [ast.Lambda(_no_arguments(), caught)], node)
             node.body = [ast.fix_missing_locations(ast.copy_location(
                 ast.With([ast.withitem(catching, None)], node.body), node))]
         node.body, node.orelse = self._visit_all(node.body), self._visit_all(node.orelse)
@@ -606,8 +604,8 @@ class ControlFlow(ast.NodeTransformer):
         self.generic_visit(node)
         getter, setter = _state_functions(p, names)
         body = _function(f"{p}_body", [item], node.body, names)
-        iterable = _traced_range(node.iter) if _is_range(node.iter) else ast.copy_location(
-            ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), "iterated", ast.Load()), [node.iter], []), node.iter)
+        iterable = _traced_range(node.iter) if _is_range(node.iter) else outer_call(
+            "iterated", [node.iter], node.iter)
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),

@@ -114,39 +114,39 @@ class _RouteOuterReads(ast.NodeTransformer):
     def visit_Attribute(self, node):
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load) and not _generated(node.value):
-            return _outer_call("attribute", [node.value, ast.Constant(node.attr)], node)
+            return outer_call("attribute", [node.value, ast.Constant(node.attr)], node)
         return node
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load) or _generated(node.value) or _starred(node.slice):
             return node
-        return _outer_call("item", [node.value, _index(node.slice)], node)
+        return outer_call("item", [node.value, _index(node.slice)], node)
 
     def visit_BinOp(self, node):
         """``a op b``: the program's own ``__add__``/``__radd__`` run as converted code (protocols.py)."""
         self.generic_visit(node)
-        return _outer_call("binary", [ast.Constant(_OPERATORS[type(node.op)]), node.left, node.right], node)
+        return outer_call("binary", [ast.Constant(_OPERATORS[type(node.op)]), node.left, node.right], node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return node
-        return _outer_call("unary", [ast.Constant(_UNARY[type(node.op)]), node.operand], node)
+        return outer_call("unary", [ast.Constant(_UNARY[type(node.op)]), node.operand], node)
 
     def visit_Assign(self, node):
         """``W, b = self.params``: the items an outside sequence gives when unpacked are its slots;
         ``obj.name = v`` goes through ``__cf_outer__.set_attribute`` (a property's setter, converted)."""
         self.generic_visit(node)
         if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
-            node.value = _outer_call("unpacked", [node.value], node.value)
+            node.value = outer_call("unpacked", [node.value], node.value)
         target = node.targets[0]
         if len(node.targets) == 1 and isinstance(target, ast.Attribute) and not _generated(target.value):
-            call = _outer_call("set_attribute", [target.value, ast.Constant(target.attr), node.value], node)
+            call = outer_call("set_attribute", [target.value, ast.Constant(target.attr), node.value], node)
             return ast.copy_location(ast.Expr(call), node)
         if len(node.targets) == 1 and isinstance(target, ast.Subscript) and not _generated(target.value) and \
                 not _starred(target.slice):  # (the value first, as Python evaluates it)
-            call = _outer_call("set_item", [node.value, target.value, _index(target.slice)], node)
+            call = outer_call("set_item", [node.value, target.value, _index(target.slice)], node)
             return ast.copy_location(ast.Expr(call), node)
         return node
 
@@ -156,7 +156,7 @@ class _RouteOuterReads(ast.NodeTransformer):
         statements = []
         for target in node.targets:
             if isinstance(target, ast.Subscript) and not _generated(target.value) and not _starred(target.slice):
-                call = _outer_call("del_item", [target.value, _index(target.slice)], target)
+                call = outer_call("del_item", [target.value, _index(target.slice)], target)
                 statements.append(ast.copy_location(ast.Expr(call), node))
             else:
                 statements.append(ast.copy_location(ast.Delete([target]), node))
@@ -165,7 +165,7 @@ class _RouteOuterReads(ast.NodeTransformer):
     def visit_Starred(self, node):
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load):
-            node.value = _outer_call("unpacked", [node.value], node.value)
+            node.value = outer_call("unpacked", [node.value], node.value)
         return node
 
     def visit_With(self, node):
@@ -176,14 +176,14 @@ class _RouteOuterReads(ast.NodeTransformer):
         self.generic_visit(node)
         for item, generated in zip(node.items, ours):
             if not generated:
-                item.context_expr = _outer_call("managed", [item.context_expr], item.context_expr)
+                item.context_expr = outer_call("managed", [item.context_expr], item.context_expr)
         return node
 
     def visit_ExceptHandler(self, node):
         """A handler first lets cofactor's refusals through (``except Exception:`` around traced code
         would otherwise take its except path at every call, silently)."""
         self.generic_visit(node)
-        node.body.insert(0, ast.copy_location(ast.Expr(_outer_call("refusal_caught", [], node)), node))
+        node.body.insert(0, ast.copy_location(ast.Expr(outer_call("refusal_caught", [], node)), node))
         return node
 
     def visit_Compare(self, node):
@@ -191,10 +191,10 @@ class _RouteOuterReads(ast.NodeTransformer):
         ``a < b``: the program's own ``__lt__``/``__gt__`` run as converted code."""
         self.generic_visit(node)
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            test = _outer_call("contains", [node.comparators[0], node.left], node)
+            test = outer_call("contains", [node.comparators[0], node.left], node)
             return ast.copy_location(ast.UnaryOp(ast.Not(), test), node) if isinstance(node.ops[0], ast.NotIn) else test
         if len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:  # (a chain: statements.compare_chain)
-            return _outer_call("compare", [ast.Constant(COMPARISONS[type(node.ops[0])]), node.left,
+            return outer_call("compare", [ast.Constant(COMPARISONS[type(node.ops[0])]), node.left,
                                            node.comparators[0]], node)
         return node
 
@@ -209,7 +209,7 @@ class _RouteOuterReads(ast.NodeTransformer):
         if isinstance(target, ast.Name) and not _generated(target):  # global N; N += 1, or a local's
             read = ast.copy_location(ast.Name(target.id, ast.Load()), target)
             read = self.visit_Name(read) if self._outside(target.id) else read
-            combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
+            combined = outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
             return ast.copy_location(ast.Assign([target], combined), node)
         if not isinstance(target, (ast.Attribute, ast.Subscript)) or _generated(target.value) or \
                 isinstance(target, ast.Subscript) and _starred(target.slice):
@@ -218,13 +218,13 @@ class _RouteOuterReads(ast.NodeTransformer):
         held, keyed = ast.Name(holder.id, ast.Load()), ast.Name(key.id, ast.Load())
         if isinstance(target, ast.Attribute):
             first = [ast.Assign([holder], target.value)]
-            read = _outer_call("attribute", [held, ast.Constant(target.attr)], node)
+            read = outer_call("attribute", [held, ast.Constant(target.attr)], node)
         else:
             first = [ast.Assign([holder], target.value), ast.Assign([key], _index(target.slice))]
-            read = _outer_call("item", [held, keyed], node)
-        combined = _outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
-        store = _outer_call("set_attribute", [held, ast.Constant(target.attr), combined], node) if \
-            isinstance(target, ast.Attribute) else _outer_call("set_item", [combined, held, keyed], node)
+            read = outer_call("item", [held, keyed], node)
+        combined = outer_call("inplace", [ast.Constant(_INPLACE[type(node.op)]), read, node.value], node)
+        store = outer_call("set_attribute", [held, ast.Constant(target.attr), combined], node) if \
+            isinstance(target, ast.Attribute) else outer_call("set_item", [combined, held, keyed], node)
         return [ast.copy_location(statement, node) for statement in (*first, ast.Expr(store))]
 
     def _in_scope(self, node, body_fields):
@@ -256,7 +256,7 @@ class _RouteOuterReads(ast.NodeTransformer):
         for k, comp in enumerate(node.generators):
             if k:
                 comp.iter = self.visit(comp.iter)
-            comp.iter = _outer_call("unpacked", [comp.iter], comp.iter)  # (its items: an outside list's slots)
+            comp.iter = outer_call("unpacked", [comp.iter], comp.iter)  # (its items: an outside list's slots)
             comp.ifs = [self.visit(test) for test in comp.ifs]
         for field in ("key", "value") if isinstance(node, ast.DictComp) else ("elt",):
             setattr(node, field, self.visit(getattr(node, field)))
@@ -288,7 +288,7 @@ def _index(index):
     """A subscript's index as an expression: its slices (``x[1:, i]``) as ``slice(...)``."""
     if isinstance(index, ast.Slice):
         bounds = [b if b is not None else ast.Constant(None) for b in (index.lower, index.upper, index.step)]
-        return _outer_call("slice", bounds, index)
+        return outer_call("slice", bounds, index)
     if isinstance(index, ast.Tuple):
         return ast.copy_location(ast.Tuple([_index(e) for e in index.elts], ast.Load()), index)
     return index
@@ -299,7 +299,8 @@ def _generated(node) -> bool:
     return isinstance(node, ast.Name) and node.id.startswith(("__cf", "__cofactor"))
 
 
-def _outer_call(method, arguments, node):
+def outer_call(method, arguments, node):
+    """``__cf_outer__.method(*arguments)``, at ``node``'s place in the source."""
     call = ast.Call(ast.Attribute(ast.Name(OUTER, ast.Load()), method, ast.Load()), arguments, [])
     return ast.copy_location(call, node)
 

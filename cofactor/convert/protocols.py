@@ -66,7 +66,7 @@ class Protocols:
     def __init__(self, call):
         self.call = call
 
-    def _method(self, obj, name):
+    def method(self, obj, name):
         """``obj``'s bound special method ``name``, converted where it is the program's own; None
         where its class has none."""
         hook = own_hook(obj, name)
@@ -84,7 +84,7 @@ class Protocols:
                 type(b), reflected, None) is not inspect.getattr_static(type(a), reflected, None)):
             first, second = second, first
         for obj, name, other in (first, second) if type(a) is not type(b) else (first,):
-            method = self._method(obj, name)
+            method = self.method(obj, name)
             if method is not None:
                 result = method(other)
                 if result is not NotImplemented:
@@ -189,7 +189,7 @@ class Protocols:
         ``__float__``, ``__int__`` (else ``__index__``), ``__complex__``, converted."""
         names = {float: ("__float__", "__index__"), int: ("__int__", "__index__"),
                  complex: ("__complex__", "__float__")}
-        hook = next((own_hook(x, name) for name in names[kind] if own_hook(x, name) is not None), None)
+        hook = next((h for h in (own_hook(x, name) for name in names[kind]) if h is not None), None)
         if hook is None:
             return kind(x)
         result = self.call(hook, x)
@@ -267,10 +267,10 @@ class Managed:
         self.protocols, self.manager = protocols, manager
 
     def __enter__(self):
-        return self.protocols._method(self.manager, "__enter__")()
+        return self.protocols.method(self.manager, "__enter__")()
 
     def __exit__(self, kind, error, traceback):
-        suppressed = self.protocols._method(self.manager, "__exit__")(kind, error, traceback)
+        suppressed = self.protocols.method(self.manager, "__exit__")(kind, error, traceback)
         return bool(suppressed) and not cofactors_own(error)
 
 

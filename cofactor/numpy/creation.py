@@ -12,7 +12,7 @@ from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import ordered, per_layout, strided_like
-from ._core import full, traced_sequence, value, wrap
+from ._core import full, result_type, traced_sequence, value, wrap
 from .shape import resolve_shape
 
 
@@ -221,7 +221,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise UnsupportedError("numpy.linspace with traced bounds supports scalar start/stop and axis=0")
     # NumPy's formula, in the dtype of start, stop and a float (NEP 50): start + arange(num) * ((stop -
     # start) / div), and the last point exactly stop.
-    computed = np.result_type(*[_promoted_as(x) for x in (start, stop)], float(num))
+    computed = result_type(start, stop, float(num))
     start, stop = astype(start, computed), astype(stop, computed)
     div = (num - 1) if endpoint else num
     steps = np.arange(num, dtype=computed)
@@ -234,14 +234,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if not retstep:
         return astype(y, target)
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
-
-
-def _promoted_as(x):
-    """A value NumPy's promotion treats as it treats ``x`` (a traced scalar: a NumPy scalar of its dtype,
-    or a Python number if it stands for one)."""
-    if not isinstance(x, TracedArray):
-        return x
-    return x.weak(0) if x.weak is not None else x.dtype.type(0)
 
 
 @constructs(np.array)

@@ -290,9 +290,8 @@ class _Advanced:
         sizes = [self.view.shape[d] for d in self.axes]
         if self.known_indices is not None:
             keys = np.ravel_multi_index(self.known_indices.reshape(n, -1).T, sizes)
-            last = np.ones(n, bool)
-            last[np.unique(keys[::-1], return_index=True)[1]] = False
-            last = ~last[::-1]  # (the last lane of each key: the first of the reversed keys)
+            last = np.zeros(n, bool)
+            last[n - 1 - np.unique(keys[::-1], return_index=True)[1]] = True  # (each key's first lane from the end)
             return None if last.all() else ops.constant(last.reshape(self.batch))
         if not in_reverse_mode():
             return None
