@@ -1231,3 +1231,35 @@ def _returns_in_a_try_with_a_handler(x):
 def test_returns_under_a_traced_if_inside_a_try(fn):
     for x in (np.ones(2), np.zeros(2)):
         np.testing.assert_array_equal(np.asarray(cf.jit(fn)(x)), fn(x))
+
+
+def row_found_in_each_pass(m, s):
+    """``row``, first bound in the while body, is one of m's rows (a choice among views after the
+    inner loop's traced break), written there: its carried mirror needs a body argument too."""
+    while s < 2.0:
+        for row in m:
+            if row[0] < row[1]:
+                break
+        row *= 2.0
+        s = s + 1.0
+    return m
+
+
+def reversed_row_found_in_each_pass(m, s):
+    k = 0
+    while s < 3.0:
+        for j in range(m.shape[0]):
+            r = m[j, ::-1]
+            if r[0] > 0:
+                break
+        r[1] = s
+        r += 0.5
+        s = s + 1.0
+        k += 1
+    return m, k
+
+
+@pytest.mark.parametrize("fn", [row_found_in_each_pass, reversed_row_found_in_each_pass])
+def test_a_view_chosen_by_a_break_first_bound_in_a_while_body(fn):
+    for s in (-1.0, 1.0, 5.0):
+        check(fn, rng.standard_normal((3, 4)), np.float64(s))

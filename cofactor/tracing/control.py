@@ -170,7 +170,7 @@ class Layout:
     def fit(self, state, emit: bool):
         """The Fitting of ``state``, or (binding, leaf, value, ...) where it does not fit (leaf None:
         the binding's structure).  A state whose Eithers are entangled is fitted world by world."""
-        choose_mirrors([node for nodes in self.nodes for node in nodes])
+        self.choose_mirrors()
         try:
             worlds = Worlds.of(state, self.start)
         except LayoutError as e:
@@ -202,6 +202,10 @@ class Layout:
                 except LayoutError as e:
                     raise self.bindings.fail(k, e) from None
         return f, None
+
+    def choose_mirrors(self):
+        """Give the Choices their mirrors (a Choice among views gets a node of its own: carry.py)."""
+        choose_mirrors([node for nodes in self.nodes for node in nodes])
 
     def join(self, miss):
         """Grow the layout where ``miss`` did not fit.  The leaves that shared the node and hold the
@@ -784,6 +788,7 @@ def _carry_late(layout: Layout, entry, state, block, first: int):
         if isinstance(entry[k], _Tripwire) and not entry[k].touched and not is_unset(state[k]):
             leaves, layout.trees[k] = flatten(state[k])
             layout.nodes[k] = [Late(export(x, layout.start, {}), nodes[0].marker) for x in leaves]
+    layout.choose_mirrors()  # (their Choices' mirrors are carried too: a body argument each)
     position = first
     for node in layout.order():
         for t in node.own_types():
