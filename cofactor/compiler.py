@@ -181,6 +181,7 @@ class Compiled:
         self._host_inputs = self.trace.host_inputs
         self._guards = self.trace.guards
         self._checks = self.trace.checks
+        self._native = None  # the C++ caller of the hot path, made once the auto rival is settled
 
     def _traced(self, args, kwargs, options):
         """The trace with the Python floats traced, or, if that fails (the function needs their
@@ -276,12 +277,17 @@ class Compiled:
         function (raises implicit.StaleCall as ``call_leaves`` does)."""
         if self._guards:
             implicit.check(self._guards, arrays)
-        buffers, waits = self.executable.buffers(arrays)
-        if self._rival is not None:
-            self._keep_faster(buffers)
-        outputs = self.executable(buffers)
-        if waits:
-            wait_for(outputs)
+        native = self._native
+        outputs = native(arrays) if native is not None else None
+        if outputs is None:
+            buffers, waits = self.executable.buffers(arrays)
+            if self._rival is not None:
+                self._keep_faster(buffers)
+            elif native is None:  # (the program is the one it keeps from now on)
+                self._native = self.executable.native(len(arrays))
+            outputs = self.executable(buffers)
+            if waits:
+                wait_for(outputs)
         if self._single_output:
             return ConcreteArray(outputs[0], self._out_avals[0])
         return unflatten(self.trace.out_treedef, [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)])

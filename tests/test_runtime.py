@@ -147,3 +147,33 @@ def test_an_updated_numpy_argument_is_donated_as_a_copy_beside_one_read_in_place
     np.testing.assert_array_equal(np.asarray(got), np.arange(float(n)).reshape(-1, 2))
     compiled = next(iter(f.cache.values()))
     assert compiled._donated == {0}
+
+
+def _reversed_sum(x, y):
+    return x + y[::-1], x[::-1]
+
+
+@pytest.mark.filterwarnings("ignore::cofactor.RecompileWarning")
+def test_numpy_arguments_through_jaxlibs_native_dispatch():
+    """Calls after the first take jaxlib's C++ route for NumPy arguments (xla/executable.py,
+    _NativeCaller): every dtype keeps its width (JAX's own 64-bit flag stays as the user left it),
+    an argument read in place may be written as soon as the call returns, and non-contiguous
+    arguments and ConcreteArrays beside NumPy arrays still work."""
+    import jax
+    from cofactor.runtime.host import IN_PLACE_MIN_BYTES
+    f = cf.jit(_reversed_sum)
+    rng = np.random.default_rng(5)
+    for dtype in (np.float64, np.int64, np.uint64, np.float32, np.int8, np.bool_, np.complex128, np.float16):
+        for n in (4, IN_PLACE_MIN_BYTES // 8):
+            for call in range(3):
+                x, y = (rng.normal(size=n) * 100).astype(dtype), (rng.normal(size=n) * 100).astype(dtype)
+                want = _reversed_sum(x.copy(), y.copy())
+                got = f(x, y) if call < 2 else f(x, cf.to_device(y))
+                x[:], y[:] = 0, 0
+                for g, w in zip(got, want):
+                    assert np.asarray(g).dtype == w.dtype
+                    np.testing.assert_array_equal(np.asarray(g), w)
+    x = np.arange(12.0).reshape(3, 4).T
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(x, x)[0]), _reversed_sum(x, x)[0])
+    assert not jax.config.jax_enable_x64 and jax.numpy.ones(2).dtype == np.float32

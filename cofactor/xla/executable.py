@@ -196,6 +196,66 @@ _HLO_DTYPES = {"pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32", "s6
                "f64": "float64", "c64": "complex64", "c128": "complex128"}
 
 
+class _NativeCaller:
+    """An Executable run by jaxlib's C++ dispatch (``_jax.pjit`` given the program as its
+    fast-path data, as jax.jit gives it after a first call).  Its C++ code reads the JAX config
+    (64-bit types off by default would narrow float64 arguments), so every call turns
+    ``jax_enable_x64`` on for its thread and back.  It reads a 64-byte-aligned NumPy argument in
+    place and may return before the run ends: a call with a NumPy argument waits for the run, so
+    that the caller may write the array as soon as it returns."""
+
+    def __init__(self, executable: "Executable", arity: int):
+        from jax._src import config, core, tree_util
+        from jax._src.interpreters import pxla
+        from jaxlib import _jax
+
+        self.sharding, self.arity, self._x64 = single_device(executable.device), arity, config.enable_x64
+        loaded, handlers, put = executable.loaded, executable._handlers, executable._put
+
+        def run(*args):  # jaxlib's cache miss, and its route where JAX's jit is disabled
+            buffers = [a if isinstance(a, _jax.ArrayImpl) else put(a) for a in args]
+            return tuple(loaded.execute_sharded(buffers).consume_with_handlers(handlers))
+
+        def cache_miss(*args):
+            return run(*args), fast, False
+
+        results = len(handlers)
+        fast = pxla.MeshExecutableFastpathData(
+            loaded, tree_util.tree_structure((0,) * results), [self.sharding] * arity, [self.sharding] * results,
+            [core.ShapedArray(shape, dtype) for shape, dtype in executable.result_avals], [True] * results,
+            [True] * arity, [None] * arity, [])
+        options = dict.fromkeys(["device", "backend", "in_shardings_treedef", "in_shardings_leaves",
+                                 "out_shardings_treedef", "out_shardings_leaves", "in_layouts_treedef",
+                                 "in_layouts_leaves", "out_layouts_treedef", "out_layouts_leaves",
+                                 "compiler_options_kvs"])
+        key = pxla.JitGlobalCppCacheKeys(donate_argnums=(), donate_argnames=(), **options)
+        self._loaded, self._handlers = loaded, handlers
+        self._call = _jax.pjit("cofactor", run, cache_miss, [], [], key, tree_util.dispatch_registry,
+                               pxla.cc_shard_arg, _jax.PjitFunctionCache(capacity=2))
+
+    def __call__(self, arrays):
+        args, host = [], False
+        for a in arrays:
+            if type(a) is ConcreteArray:
+                if a.buffer.sharding is not self.sharding:
+                    return None
+                args.append(a.buffer)
+            elif a.flags.c_contiguous:  # (an ndarray)
+                args.append(a)
+                host = True
+            else:
+                return None
+        if not host:  # (device buffers only: Python's route is as fast)
+            return self._loaded.execute_sharded(args).consume_with_handlers(self._handlers)
+        old = self._x64.swap_local(True)
+        try:
+            outputs = self._call(*args)
+        finally:
+            self._x64.set_local(old)
+        outputs[0].block_until_ready()  # (the run's outputs are ready together)
+        return outputs
+
+
 class Executable:
     """A compiled StableHLO module: call it with device buffers, get device buffers back.  With a
     ``placement`` (placement.Placement) it is one SPMD program over the placement's mesh,
@@ -211,6 +271,7 @@ class Executable:
                 mlir_text = blas.lowered(mlir_text)
             self.loaded, self.slow = _compile(mlir_text, (self.device,), xla_client.CompileOptions())
             self._handlers = [_result_handler(t.shape, t.dtype, self.device) for t in result_types]
+            self.result_avals = [(t.shape, t.dtype) for t in result_types]
             self._put = transfer(self.device)
         else:
             from ..runtime.sharding import named, replicated
@@ -229,6 +290,15 @@ class Executable:
     def __call__(self, buffers) -> list:
         results = self.loaded.execute_sharded(buffers)
         return results.consume_with_handlers(self._handlers)
+
+    def native(self, arity: int):
+        """jaxlib's C++ caller of this program (the one jax.jit uses for a signature it has seen):
+        ``native(arrays)`` takes ConcreteArrays on this device and C-contiguous NumPy arrays, and
+        returns the output buffers, or None for an argument it does not take (the caller takes
+        the Python route).  It puts NumPy arrays on the device without Python code: 1.5 µs
+        where ``batched_device_put`` from Python costs 3.5.  None for an SPMD program, and for one
+        without results (there would be no run to wait for)."""
+        return _NativeCaller(self, arity) if self.placement is None and self._handlers else None
 
     def hlo_text(self) -> str:
         """XLA's optimized HLO module."""
