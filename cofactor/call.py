@@ -10,12 +10,11 @@ before and after the run (compiler.py strings the pipeline together; this module
 from __future__ import annotations
 
 import functools
-import inspect
 from collections import deque
 
 import numpy as np
 
-from .errors import TracingError, UnsupportedError, located
+from .errors import TracingError, UnsupportedError, located, signature_of
 from .pytree import containers, flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import STATEFUL_TYPES
@@ -58,7 +57,7 @@ def static_arguments(fn, static_argnums=(), static_argnames=()) -> tuple[set, se
     positions = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
     names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
     try:
-        parameters = list(inspect.signature(fn).parameters)
+        parameters = list(signature_of(fn).parameters)
     except (TypeError, ValueError):
         return positions, names
     positions |= {parameters.index(n) for n in names if n in parameters}
@@ -248,7 +247,7 @@ def changed_arguments(old, new, fn, args, kwargs) -> str:
     if old is None or old[0] != new[0]:
         return "the structure of its arguments"
     try:
-        parameters = list(inspect.signature(fn).parameters)
+        parameters = list(signature_of(fn).parameters)
     except (TypeError, ValueError):
         parameters = []
     owners = [parameters[k] if k < len(parameters) else f"argument {k}" for k, a in enumerate(args)

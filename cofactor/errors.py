@@ -305,11 +305,17 @@ def located(error: Exception, where: str | None = None) -> Exception:
     return new
 
 
+def signature_of(fn) -> inspect.Signature:
+    """``fn``'s own signature: a function's, not that of the one a functools.wraps wrapper wraps
+    (whose ``__wrapped__`` inspect follows), which may take other parameters."""
+    return inspect.signature(fn, follow_wrapped=not isinstance(fn, types.FunctionType))
+
+
 def check_call(fn, args, kwargs):
     """Arguments that do not match the function's parameters are the caller's mistake, as in Python
     (not a failure inside the trace)."""
     try:
-        parameters = inspect.signature(fn)
+        parameters = signature_of(fn)
     except (TypeError, ValueError):  # no signature to check (a builtin): the call itself will say
         return
     try:

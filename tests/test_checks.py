@@ -286,3 +286,32 @@ def test_a_check_under_a_clause_for_every_exception_stays_and_says_so():
         compiled(np.arange(3.0), np.int64(5))
     assert any("except clause" in note for note in info.value.__notes__)
     assert float(np.asarray(cf.jit(_catches_another_error)(np.arange(3.0), np.int64(2)))) == 2.0
+
+
+def _positive(v):
+    if v < 0:
+        raise ValueError("negative")
+    return v
+
+
+def caught_from_a_helper(x):
+    try:
+        t = _positive(x[0])
+    except ValueError:
+        t = -1.0
+    return t
+
+
+def suppressed_division(x):
+    import contextlib
+    with contextlib.suppress(ZeroDivisionError):
+        return 1 / int(x[0])
+    return -1.0
+
+
+@pytest.mark.parametrize("fn", [caught_from_a_helper, suppressed_division])
+def test_a_check_that_an_except_clause_or_suppress_would_catch_is_refused(fn):
+    """A raise in a helper the try calls, and contextlib.suppress, catch what the program would raise:
+    compiled code raises it only after the call, where no handler runs."""
+    with pytest.raises(cf.TracingError, match="except clause"):
+        cf.jit(fn)(np.array([0.0, 3.0]))

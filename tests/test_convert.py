@@ -354,3 +354,68 @@ def test_round_flat_and_ndenumerate_as_numpy():
             assert np.asarray(g).dtype == np.asarray(w).dtype
     with pytest.raises(TypeError, match="__round__"):  # an ndarray has none, as in NumPy
         cf.jit(lambda a: round(a))(x)
+
+
+import dataclasses  # noqa: E402
+import enum  # noqa: E402
+
+
+class _Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+@dataclasses.dataclass
+class _Point:
+    x: float
+    y: float
+
+
+def matched_by_class(a, p):
+    match p:
+        case float():
+            return a * p
+        case _Point(x=0, y=y):
+            return a + y
+        case _Point(x=x, y=y):
+            return a * x + y
+        case _Color.RED:
+            return -a
+        case [1, *rest]:
+            return a + len(rest)
+        case _:
+            return a
+
+
+def matched_array(a):
+    match a:
+        case np.ndarray():
+            return a * 2
+        case _:
+            return a
+
+
+def test_match_statements_with_class_and_value_patterns():
+    a = np.ones(3)
+    g = cf.jit(matched_by_class)
+    for p in [2.0, _Point(0, 3.0), _Point(2.0, 1.0), _Color.RED, _Color.BLUE, [1, 2, 3], "s"]:
+        np.testing.assert_array_equal(np.asarray(g(a, p)), matched_by_class(a, p))
+    with pytest.raises(cf.UnsupportedError, match="match statement with class patterns"):
+        cf.jit(matched_array)(a)
+
+
+def picks_a_function(x):
+    act = np.sin if x.sum() > 0 else np.cos
+    return act(x)
+
+
+def picks_none(x):
+    v = x.max() if x.sum() > 0 else None
+    return 0.0 if v is None else v
+
+
+@pytest.mark.parametrize("fn", [picks_a_function, picks_none])
+def test_a_conditional_expression_choosing_python_objects_by_a_traced_value_is_a_clear_error(fn):
+    with pytest.raises(cf.TracingError, match="two arms of the conditional expression") as info:
+        cf.jit(fn)(np.array([1.0, 2.0]))
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)

@@ -3,6 +3,7 @@ method, instances, dicts and lists reached through globals): what their attribut
 hold is read at every call, as NumPy code reads it, and what the function stores there is there
 after each call, as NumPy arrays and numbers; no traced value escapes into them."""
 import collections
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -1356,3 +1357,153 @@ def test_a_view_of_an_argument_stored_is_that_view_of_the_callers_array():
             assert np.shares_memory(got.window, x_got) and np.shares_memory(got.columns, x_got)
         np.testing.assert_array_equal(got.window, want.window)
         np.testing.assert_array_equal(got.columns, want.columns)
+
+
+def test_a_module_of_the_programs_own_is_read_and_written_at_every_call(tmp_path, monkeypatch):
+    """``settings.SCALE``, ``settings.BIAS``, ``settings.CALLS += 1``: a module's attributes are its
+    globals, read at every call and written after each, as the function's own module's are."""
+    (tmp_path / "cf_settings_module.py").write_text("import numpy as np\nSCALE = 1.0\nBIAS = np.zeros(2)\nCALLS = 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import cf_settings_module as settings
+
+    def scaled(x):
+        settings.CALLS += 1
+        settings.LAST = x.sum()
+        return x * settings.SCALE + settings.BIAS
+
+    for fn in (scaled, cf.jit(scaled)):
+        settings.SCALE, settings.BIAS, settings.CALLS = 1.0, np.zeros(2), 0
+        got = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cf.RecompileWarning)
+            for i in range(3):
+                settings.SCALE = 3.0 if i else 1.0
+                settings.BIAS = np.full(2, 9.0) if i == 2 else settings.BIAS
+                got.append(np.asarray(fn(np.ones(2) * (i + 1))).tolist())
+        assert got == [[1.0, 1.0], [6.0, 6.0], [18.0, 18.0]]
+        assert settings.CALLS == 3 and float(settings.LAST) == 6.0 and type(settings.LAST) is not cf.ConcreteArray
+
+
+def scaled_by_an_attribute_of_a_helper(x):
+    return helper_with_a_parameter(x)
+
+
+def helper_with_a_parameter(v):
+    return v * helper_with_a_parameter.k
+
+
+def counted_by_its_own_attribute(x):
+    counted_by_its_own_attribute.calls += 1
+    return x * counted_by_its_own_attribute.calls
+
+
+def test_attributes_of_the_programs_functions_are_read_and_counted_at_every_call():
+    g = cf.jit(scaled_by_an_attribute_of_a_helper)
+    for k in (1.0, 10.0, 100.0):
+        helper_with_a_parameter.k = k
+        _same(g(np.ones(2)), np.full(2, k))
+    for fn in (counted_by_its_own_attribute, cf.jit(counted_by_its_own_attribute)):
+        counted_by_its_own_attribute.calls = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cf.RecompileWarning)
+            got = [float(np.asarray(fn(np.ones(1)))[0]) for _ in range(3)]
+        assert got == [1.0, 2.0, 3.0] and counted_by_its_own_attribute.calls == 3
+
+
+LOG = []
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(x, *rest):
+        LOG.append(fn.__name__)
+        return fn(x, *rest)
+    wrapper.calls = 0
+    return wrapper
+
+
+def remembered(fn):
+    memo = {}
+
+    @functools.wraps(fn)
+    def wrapper(x, key):
+        if key not in memo:
+            memo[key] = fn(x)
+        return memo[key]
+    wrapper.memo = memo
+    return wrapper
+
+
+@logged
+def logged_square(x):
+    return x ** 2
+
+
+def make_remembered():
+    @remembered
+    def doubled(x):
+        return np.cumsum(x) * 2
+    return doubled
+
+
+def test_a_functools_wraps_wrapper_runs_as_converted_code_with_its_own_parameters():
+    LOG.clear()
+    g = cf.jit(logged_square)
+    for _ in range(3):
+        _same(g(np.ones(2)), np.ones(2))
+    assert LOG == ["logged_square"] * 3
+    plain, compiled = make_remembered(), make_remembered()
+    g = cf.jit(compiled, static_argnums=(1,))
+    for i in range(2):
+        x = np.full(2, float(i + 1))
+        _same(g(x, "a"), plain(x, "a"))
+        assert type(compiled.memo["a"]) is not np.ndarray or np.array_equal(compiled.memo["a"], plain.memo["a"])
+    assert not any(type(v).__name__ == "TracedArray" for v in compiled.memo.values())
+
+
+EVENTS = []
+
+
+@contextlib.contextmanager
+def section(name):
+    EVENTS.append("enter " + name)
+    try:
+        yield len(EVENTS)
+    finally:
+        EVENTS.append("exit " + name)
+
+
+def in_a_section(x):
+    with section("scale") as k:
+        y = x * k
+    return y
+
+
+def test_a_generator_context_manager_enters_and_leaves_at_every_call():
+    for fn in (in_a_section, cf.jit(in_a_section)):
+        EVENTS.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cf.RecompileWarning)
+            got = [np.asarray(fn(np.ones(2))).tolist() for _ in range(3)]
+        assert EVENTS == ["enter scale", "exit scale"] * 3
+        assert got == [[1.0, 1.0], [3.0, 3.0], [5.0, 5.0]]
+
+
+@functools.singledispatch
+def prepared(v):
+    return v
+
+
+@prepared.register
+def _(v: np.ndarray):
+    return v * 10.0
+
+
+def by_class(x):
+    doubled = x * 2 if x.__class__ is np.ndarray else x
+    return prepared(doubled) + (x.sum().__class__ is np.float64)
+
+
+def test_the_class_of_a_traced_value_is_the_numpy_type_it_stands_for():
+    x = np.ones(2)
+    _same(cf.jit(by_class)(x), by_class(x))

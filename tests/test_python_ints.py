@@ -290,3 +290,70 @@ def test_math_functions_of_traced_python_numbers_are_pythons(fn, x):
     for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
         assert np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
+
+
+def plus_a_constant_past_int64(x):
+    k = int(x[0])
+    return k + 10 ** 19
+
+
+def times_a_constant_past_uint64(x):
+    k = int(x[0])
+    return k * 2 ** 64 // 2 ** 62
+
+
+def float_plus_a_constant_past_int64(x):
+    return float(x[0]) + 10 ** 19
+
+
+def half_to_a_traced_power(x):
+    return 0.5 ** int(x[0]) + int(x[1]) ** 0.5
+
+
+def discounted_sum(x):
+    total, k = 0.0, 0
+    while k < len(x) and x[k] > 0:
+        total += x[k] * 0.9 ** k
+        k += 1
+    return total
+
+
+def test_python_int_constants_past_int64_meet_traced_numbers_as_python_or_a_clear_error():
+    x = np.array([5, 3, 1])
+    for fn in (plus_a_constant_past_int64, times_a_constant_past_uint64):
+        with pytest.raises(cf.UnsupportedError, match="past int64"):
+            cf.jit(fn)(x)
+    for fn in (float_plus_a_constant_past_int64, half_to_a_traced_power, discounted_sum):
+        got = cf.jit(fn)(x)
+        assert float(np.asarray(got)) == pytest.approx(fn(x), rel=1e-15), fn.__name__
+
+
+def size_from_a_python_loop(x):
+    n = 1
+    for _ in range(20):
+        n = (n * 3) % 7
+    names, k = ["a", "bb", "ccc"], 0
+    for _ in range(10):
+        k = (k + 1) % 3
+    return np.zeros(n) + x[0] * len(names[k])
+
+
+def factorial_past_int64(x):
+    fact = 1
+    for k in range(1, 25):
+        fact *= k
+    return x / fact
+
+
+def counted_then_compared(x):
+    k = 0
+    for _ in range(10):
+        k += 1
+    return x * 2 if k == 10 else np.zeros((2, 2))
+
+
+def test_a_long_static_loop_over_python_numbers_alone_runs_as_python():
+    """Its numbers stay Python's: a shape, a list index, a branch on them, a factorial past int64."""
+    x = np.array([2.0, 3.0, 4.0])
+    for fn in (size_from_a_python_loop, factorial_past_int64, counted_then_compared):
+        np.testing.assert_allclose(np.asarray(cf.jit(fn)(x)), fn(x), rtol=1e-15)

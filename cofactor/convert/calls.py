@@ -9,6 +9,7 @@ everything else is called as it is.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import functools
 import heapq
@@ -34,6 +35,9 @@ from .outer import read_attribute
 from .protocols import Protocols, own_hook
 from .source import convert, is_user_function
 
+
+# The function @contextlib.contextmanager makes of a generator function (one code object for all of them).
+_CONTEXT_MANAGER_MAKER = contextlib.contextmanager(lambda: iter(())).__code__
 
 # Builtins that iterate their arguments: an outside list or tuple given them gives its items as slots.
 _ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted, map, filter, min, max, set,
@@ -97,8 +101,13 @@ def call(fn, *args, **kwargs):
         return outside.has(args[0], args[1], "attribute")
     if fn is dict and len(args) == 1 and not kwargs and type(args[0]) is dict and outside.is_outside(args[0]):
         return read_attribute(args[0], "copy", call)()
+    if getattr(fn, "__code__", None) is _CONTEXT_MANAGER_MAKER and is_user_function(getattr(fn, "__wrapped__", None)):
+        return contextlib.contextmanager(converted(fn.__wrapped__))(*args, **kwargs)  # (its generator, converted)
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
+    if isinstance(getattr(fn, "registry", None), types.MappingProxyType) and callable(getattr(fn, "dispatch", None)) \
+            and args and isinstance(args[0], TracedArray):  # functools.singledispatch: by the NumPy type it stands for
+        return call(fn.dispatch(args[0].stands_for()), *args, **kwargs)
     if fn is type and len(args) == 1 and outside.is_outside(args[0]):  # type(self).count += 1: its class's state
         cls = type(args[0])
         outside.reached(cls, cls.__name__)

@@ -35,7 +35,7 @@ import operator
 import sys
 import types
 
-from ..errors import ConcretizationError, forwards_calls, located
+from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
 from ..tracing import context, implicit, outside
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import INDEXED
@@ -122,6 +122,24 @@ class _RouteOuterReads(ast.NodeTransformer):
         if not isinstance(node.ctx, ast.Load) or _generated(node.value) or _starred(node.slice):
             return node
         return outer_call("item", [node.value, _index(node.slice)], node)
+
+    def visit_Match(self, node):
+        """``match v:`` with class patterns goes through ``__cf_outer__.matched`` (a traced value's class is not
+        the NumPy type or Python number it stands for)."""
+        self.generic_visit(node)
+        if any(isinstance(p, ast.MatchClass) for case in node.cases for p in ast.walk(case.pattern)):
+            node.subject = outer_call("matched", [node.subject], node.subject)
+        return node
+
+    def visit_MatchClass(self, node):
+        """``case Point(x=0):``: the class stays a name, as Python's grammar wants it (its patterns are visited)."""
+        node.patterns = [self.visit(p) for p in node.patterns]
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        return node
+
+    def visit_MatchValue(self, node):
+        """``case Color.RED:``: a dotted name stays one, as Python's grammar wants it."""
+        return node
 
     def visit_BinOp(self, node):
         """``a op b``: the program's own ``__add__``/``__radd__`` run as converted code (protocols.py)."""
@@ -339,13 +357,9 @@ class Outer(Protocols):
             if outside.rebound(cell, "cell_contents", value):  # (its own value, since it rebound the name)
                 return implicit.known(value)
             return implicit.read(value, name, (id(cell), name), lambda: cell.cell_contents)
-        module = self.globals
-        if name not in module:
+        if name not in self.globals:
             return value  # a builtin (range, len, abs): not checked at every call
-        outside.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
-        if outside.rebound(module, name, value):
-            return implicit.known(value)
-        return implicit.read(value, name, (id(module), name), lambda: _global(module, name))
+        return read_global(self.globals, name, value, name)
 
     def attribute(self, obj, name):
         return read_attribute(obj, name, self.call)
@@ -353,6 +367,8 @@ class Outer(Protocols):
     def set_attribute(self, obj, name, value):
         """``obj.name = value``; a property's setter of an object from outside runs as converted code
         (what it reads and counts, read and counted at every call)."""
+        if isinstance(obj, types.ModuleType) and outside.user_module(obj):  # (settings.CALLS += 1: a global)
+            outside.reached(vars(obj), obj.__name__)
         setter = inspect.getattr_static(type(obj), name, None)
         if isinstance(setter, property) and setter.fset is not None and outside.is_outside(obj):
             self.call(setter.fset, obj, value)
@@ -401,6 +417,18 @@ class Outer(Protocols):
     slice = slice
 
     @staticmethod
+    def matched(subject):
+        """The subject of a ``match`` with class patterns: Python matches those by the subject's class, and
+        a traced value's is cofactor's, not the NumPy type or Python number it stands for."""
+        if any(isinstance(x, TracedArray) for x in ([subject] if isinstance(subject, TracedArray) else
+                                                     subject if isinstance(subject, (list, tuple)) else [])):
+            raise located(UnsupportedError(
+                "a match statement with class patterns (case float():, case np.ndarray():) on a value the compiled "
+                "function computes or takes as an array is not supported by cofactor: test it with isinstance, "
+                "which cofactor answers as NumPy would"))
+        return subject
+
+    @staticmethod
     @contextlib.contextmanager
     def catching(handlers):
         """The body of a ``try`` whose except clauses catch ``handlers()``: NumPy's errors checked only
@@ -428,10 +456,24 @@ class Outer(Protocols):
         return self.binary(name[1:], target, value)
 
 
+def read_global(module: dict, name: str, value, shown: str):
+    """``value``, just read from the global ``name`` of ``module`` (its ``__dict__``), as converted
+    code sees it: read at every call, as outside state (``shown``: what messages call it)."""
+    outside.reached(module, module.get("__name__", "the module"))  # (its globals, as a dict's entries)
+    if outside.rebound(module, name, value):
+        return implicit.known(value)
+    return implicit.read(value, shown, (id(module), name), lambda: _global(module, name))
+
+
 def read_attribute(obj, name, call):
     """``obj.name`` as converted code reads it (``call``: how it calls a function): an outside
     object's attribute as a slot, its property's getter converted (so that what it reads is read
-    at every call), an outside dict's or list's reading methods routed (outside.method)."""
+    at every call), an outside dict's or list's reading methods routed (outside.method), a global
+    of the program's own module (``settings.SCALE``) as its own globals are read."""
+    if isinstance(obj, types.ModuleType) and outside.user_module(obj) and name in vars(obj):
+        return read_global(vars(obj), name, _attribute(obj, name), f"{obj.__name__}.{name}")
+    if name == "__class__" and isinstance(obj, TracedArray):
+        return obj.stands_for()  # (as type(x) is)
     if isinstance(obj, type):
         outside.reached(obj, obj.__qualname__)  # (the program's own class: cls.registry in a classmethod)
     try:

@@ -19,6 +19,7 @@ classes (arrays, numbers, a library's) go to Python's operator as they are.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import operator
 import types
@@ -28,7 +29,7 @@ import numpy as np
 from ..errors import (CofactorError, ConcretizationError, InternalError, TracingError, UnsupportedError, forwards_calls,
                       located)
 from ..ir.core import OpBudgetExceeded, OutOfScope
-from ..tracing import outside
+from ..tracing import context, outside
 from ..tracing.array import TracedArray
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
@@ -267,9 +268,14 @@ class Managed:
         self.protocols, self.manager = protocols, manager
 
     def __enter__(self):
-        return self.protocols.method(self.manager, "__enter__")()
+        entered = self.protocols.method(self.manager, "__enter__")()
+        if isinstance(self.manager, contextlib.suppress) and context.is_tracing():  # (as an except clause: checks.py)
+            context.current().handlers.append(lambda: self.manager._exceptions)
+        return entered
 
     def __exit__(self, kind, error, traceback):
+        if isinstance(self.manager, contextlib.suppress) and context.is_tracing():
+            context.current().handlers.pop()
         suppressed = self.protocols.method(self.manager, "__exit__")(kind, error, traceback)
         return bool(suppressed) and not cofactors_own(error)
 

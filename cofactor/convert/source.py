@@ -57,8 +57,8 @@ def is_user_function(fn) -> bool:
 
 def _function_node(fn):
     """The FunctionDef (or Lambda) node of ``fn``'s source, and the line the source starts on."""
-    try:
-        lines, first = inspect.getsourcelines(fn)
+    try:  # (by its code: inspect would follow a functools.wraps wrapper's __wrapped__ to the function it wraps)
+        lines, first = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError):
         return None, 0
     source = textwrap.dedent("".join(lines))

@@ -10,11 +10,12 @@ import numpy as np
 
 from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
                       located)
-from ..ir.core import OpBudgetExceeded
+from ..ir.core import OpBudgetExceeded, current_block
 from ..pytree import flatten
 from ..tracing import checks, context, control, outside, python_ints
 from ..tracing.heap import Scope
 from ..tracing.array import TracedArray, defers_tracing, identical
+from ..tracing.trace import is_array
 from ..tracing.carry import Undefined
 from ..tracing.context import in_reverse_mode
 
@@ -474,8 +475,12 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     def body():
         k = counter[0]
         k.bounds = python_ints.counter_bounds(start, stop, step, trips)
+        checks = context.current().checks
+        check_state = checks.state.value if checks is not None else None  # (as the body gets it)
         body_fn(k if step == 1 and not _traced(start) and start == 0 else python_ints.range_item(start, stop, k, step))
         counter[0] = k + 1
+        if fallback and _python_numbers_only(get(), current_block(), check_state):
+            raise _PythonNumbers
 
     bound = None
     traced_range = _traced(start) or _traced(stop)
@@ -493,6 +498,24 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     return _attempt(line, scope, roll)
 
 
+class _PythonNumbers(Exception):
+    """A loop over a static range whose body computes only Python numbers from Python numbers: it
+    runs as Python (its numbers stay Python's: a shape, a list index after it)."""
+
+
+def _python_numbers_only(state, body, check_state) -> bool:
+    """Whether a rolled loop body (``body``, traced, leaving its variables ``state``) did no traced
+    work besides its own numbers: its variables hold numbers and Python objects, no array, and its
+    operations use nothing from outside it (no array read, no value of the program's) but the
+    numbers it carries and the check state it got (``check_state``: Python's checks on them)."""
+    if any(not x.scalar if isinstance(x, TracedArray) else is_array(x) and not np.isscalar(x)
+           for x in flatten(list(state))[0]):
+        return False
+    arguments = {id(a) for a in body.arguments}  # (what the loop carries: its numbers, and the arrays around it)
+    own = (body.defined_values() - arguments) | {id(check_state)}
+    return all(id(v) in own or id(v) in arguments and v.shape == () for op in body.walk() for v in op.operands)
+
+
 def _attempt(line, scope, roll) -> str | None:
     """``roll()`` the loop at ``line``; None when it did, else why it could not (warned: the caller
     runs the loop as Python, and the attempt's operations are not part of the program).  Any error
@@ -505,6 +528,9 @@ def _attempt(line, scope, roll) -> str | None:
     except _LengthEscapes:
         trace.count = count
         raise
+    except _PythonNumbers:
+        trace.count = count
+        return ""
     except Exception as error:  # noqa: BLE001
         trace.count = count
         reason = str(error).splitlines()[0] if isinstance(error, TracingError) else (

@@ -575,7 +575,7 @@ def python_arithmetic(ufunc, *operands):
     NumPy gives Python numbers (int64, float64, complex128), and again a Python number (an int
     checked where it could pass int64's range: python_ints.py)."""
     from . import python_ints
-    operands = python_ints.python_operands(ufunc, operands)  # (Python's ZeroDivisionError, 2 ** -1 a float)
+    operands = python_ints.python_operands(ufunc, python_ints.wide_constants(operands))  # (Python's ZeroDivisionError, 2 ** -1 a float)
     strong = [TracedArray(x.value, scalar=True) if isinstance(x, TracedArray) else np.asarray(x) for x in operands]
     result = _as_python_number(ufunc(*strong))
     first = result[0] if isinstance(result, tuple) else result

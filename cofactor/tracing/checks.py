@@ -201,6 +201,7 @@ def reached_raise(make, where, always=False):
     # (in a region, a message shows trace-time text)
     if always and (context.current().journals or not shown and not checks.raises):
         return exception
+    _refused_if_caught(exception)  # (raised after the call, where no except clause around it can run)
     _add_site(checks, exception, shown, where)
     if always:
         raise RaisesAlways()
@@ -253,7 +254,7 @@ _BROAD = (Exception, BaseException)
 
 def _refused_if_caught(exception):
     """A check made inside a ``try`` whose except clause names the check's exception (``except
-    IndexError:``) is refused: the clause would run in NumPy, and the check raises only after the
+    IndexError:``), or inside ``with contextlib.suppress(IndexError)``, is refused: the clause would run in NumPy, and the check raises only after the
     compiled call.  A clause for every exception (``except Exception:``) is the program's guard against
     anything: the check stays, and its error, if raised, says that the clause did not run."""
     for handlers in context.current().handlers:
@@ -263,8 +264,9 @@ def _refused_if_caught(exception):
         flat = caught if isinstance(caught, tuple) else (caught,)
         if any(isinstance(exception, c) and c not in _BROAD for c in flat):
             raise located(TracingError(
-                f"NumPy may raise {type(exception).__name__} here, for values known only when the compiled function "
-                "runs, and an except clause around this line catches it: compiled code cannot run the clause then "
+                f"{type(exception).__name__} may be raised here, for values known only when the compiled function "
+                "runs, and an except clause (or contextlib.suppress) around this line catches it: compiled code "
+                "cannot run the clause then "
                 "(check the values with NumPy instead, np.where(...), or put the try around the compiled call)"))
         exception.add_note("cofactor checks it after the compiled call: an except clause around its line in the "
                            "compiled function did not run")

@@ -33,6 +33,7 @@ from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import checks, context, outside
 from .array import Journal, TracedArray, make_stale, serial_now
+from .trace import is_array
 from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
                     Worlds, as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
                     shared_owners)
@@ -494,6 +495,12 @@ def _mark_undefined(layout: Layout, final, where, defined=()):
 def _broadcast_value(a, b, line) -> Number:
     """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
     (the identity of either arm is not kept)."""
+    if not all(is_number(x) or is_array(x) for x in (a, b)):
+        shown = ["a number" if is_number(x) else "an array" if is_array(x) else f"a {type(x).__name__}" for x in (a, b)]
+        raise located(TracingError(
+            f"the two arms of the conditional expression at line {line} are {shown[0]} and {shown[1]}, and which "
+            "one it gives depends on a traced value: only arrays and numbers can (choose with np.where, or test a "
+            "value known when tracing)"))
     a, b = (Number(*number_type(x), broadcast=True) for x in (a, b))  # a Python number is weak
     if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
         raise _arms_of_two_dtypes(line, (a.type, b.type))

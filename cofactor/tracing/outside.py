@@ -86,7 +86,8 @@ _SEQUENCES = (list, tuple, collections.deque)
 def _is_state(value) -> bool:
     return isinstance(value, (dict, *_SEQUENCES, set, types.CellType)) or \
         (hasattr(value, "__dict__") or _slot_names(type(value))) and not isinstance(value, _NOT_STATE) or \
-        isinstance(value, type) and user_class(value)
+        isinstance(value, type) and user_class(value) or \
+        isinstance(value, types.FunctionType) and user_module(sys.modules.get(value.__module__))  # (fn.calls += 1)
 
 
 @functools.cache
@@ -124,10 +125,15 @@ _LIBRARIES = tuple(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "p
 def user_class(cls: type) -> bool:
     """A class of the program's own (its attributes are state: a counter ``type(self).n += 1``),
     not one of Python's, NumPy's or another library's."""
-    module = sys.modules.get(cls.__module__)
+    return user_module(sys.modules.get(cls.__module__))
+
+
+def user_module(module) -> bool:
+    """A module of the program's own (``settings.SCALE``: its attributes are its globals, state as
+    the function's own module's are), not one of Python's, NumPy's, another library's or cofactor's."""
     path = getattr(module, "__file__", None)
-    return module is not None and (cls.__module__ == "__main__" or path is not None and not path.startswith(_LIBRARIES)
-                                   and not cls.__module__.startswith("cofactor"))
+    return module is not None and (module.__name__ == "__main__" or path is not None and not path.startswith(_LIBRARIES)
+                                   and not module.__name__.startswith("cofactor"))
 
 
 def _slots(obj) -> dict:

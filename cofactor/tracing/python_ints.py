@@ -157,6 +157,25 @@ def checked(ufunc, operands, result):
 _INFIX = {np.add: "+", np.subtract: "-", np.multiply: "*", np.floor_divide: "//", np.left_shift: "<<", np.power: "**"}
 
 
+def wide_constants(operands) -> tuple:
+    """``operands`` of Python's arithmetic (some traced), where an int constant past int64's range
+    meets a traced float as the float Python makes of it (OverflowError past float's range, as in
+    Python), and a traced int as cofactor's clear error: computed in int64, the result would wrap,
+    or (NumPy making the constant a uint64) silently become a float."""
+    if all(type(x) is not int or _fits((x, x)) for x in operands):
+        return operands
+    if any(_kind(x) in (float, complex) for x in operands):
+        try:
+            return tuple(float(x) if type(x) is int else x for x in operands)
+        except OverflowError as e:
+            raise located(OverflowError(str(e))) from None
+    big = next(x for x in operands if type(x) is int and not _fits((x, x)))
+    raise located(UnsupportedError(
+        f"the Python int {big} is past int64's range, and here it meets a Python int that traced code computes: "
+        "cofactor carries those as int64, and Python's result would be larger (compute with floats, or keep the "
+        "numbers small)"))
+
+
 def _expression(ufunc, operands) -> str:
     """``a * b`` or ``negative(a)``, with the operands' values (at run time, where traced)."""
     if ufunc in _INFIX:
@@ -376,7 +395,8 @@ def python_overflow(ufunc, operands, result):
     if ufunc is not np.power or not isinstance(result, TracedArray) or result.weak is not float or \
             any(not isinstance(x, TracedArray) and not np.isfinite(x) for x in operands):
         return
-    finite = [ops.unary("stablehlo.not", _infinite(x.value)) for x in operands if isinstance(x, TracedArray)]
+    finite = [ops.unary("stablehlo.not", _infinite(x.value)) for x in operands
+              if isinstance(x, TracedArray) and x.dtype.kind == "f"]  # (an int operand is finite)
     checks.error_if(ops.all_of(_infinite(result.value), *finite),
                     lambda: OverflowError("(34, 'Numerical result out of range')"))
 
