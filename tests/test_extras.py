@@ -276,3 +276,22 @@ def test_python_that_needs_a_traced_values_text_or_hash_is_a_clear_error(f, erro
 def test_python_functions_that_need_traced_values_name_themselves(f, name):
     with pytest.raises((cf.UnsupportedError, cf.ConcretizationError), match=name):
         cf.jit(f)(np.array([3.25, 2.0, 1.0]))
+
+
+def _from_iterables(x):
+    squares = np.fromiter((v * v for v in x), dtype=float)
+    firsts = np.fromiter((int(v) for v in x), dtype=np.int32, count=2)
+    return squares, firsts, np.fromiter(range(4), dtype=float)
+
+
+def _from_too_short_an_iterable(x):
+    return np.fromiter((v for v in x), float, count=5)
+
+
+def test_fromiter_of_a_generator_over_traced_elements():
+    x = np.array([1.0, 2.0, 3.0])
+    for got, want in zip(cf.jit(_from_iterables)(x), _from_iterables(x)):
+        assert np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(ValueError, match="iterator too short"):
+        cf.jit(_from_too_short_an_iterable)(x)

@@ -741,6 +741,25 @@ def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
     return function(*indices(shape, dtype=dtype), **kwargs)
 
 
+@constructs(np.fromiter)
+def fromiter(iterable, dtype, count=-1, *, like=None):
+    """NumPy's, of the first ``count`` items (all where it is -1), which may be traced numbers (a
+    generator over an array's elements): NumPy's array of them, and its errors for too few items
+    or ones that are not numbers."""
+    items = []
+    for item in iterable:
+        if len(items) == count:
+            break
+        if isinstance(item, TracedArray) and item.ndim:
+            raise ValueError("setting an array element with a sequence.")
+        items.append(item)
+    if count >= 0 and len(items) < count:
+        raise ValueError(f"iterator too short: Expected {count} but iterator had only {len(items)} items.")
+    if not any(isinstance(item, TracedArray) for item in items):
+        return asarray(np.fromiter(items, dtype, count))
+    return array(items, dtype=dtype)
+
+
 def _concatenator(axis: int, ndmin: int, transposed_1d: int):
     """``np.r_[...]`` and ``np.c_[...]`` of arrays and numbers (NumPy's AxisConcatenator): each item made
     an array of at least ``ndmin`` axes (a 1-d one made a column for np.c_), all in the dtype NumPy
