@@ -585,3 +585,14 @@ def test_array_attributes_set_as_numpy_sets_them():
         cf.jit(lambda x: [v for v in np.nditer(x)])(np.ones(2))
     required = cf.jit(lambda x: np.require(x, requirements="F") * 2)(np.ones((2, 2)))
     np.testing.assert_array_equal(np.asarray(required), np.full((2, 2), 2.0))
+
+
+def test_a_concrete_array_whose_buffer_was_deleted_is_the_callers_error():
+    """(It gave XLA's 'Expected args ... to have 1 shards' message.)"""
+    f = cf.jit(lambda a: a + 1)
+    x = cf.to_device(np.arange(3.0))
+    f(x), f(x)  # (the second through the hot path)
+    x.buffer.delete()
+    for _ in range(2):
+        with pytest.raises(cf.ArgumentError, match="deleted"):
+            f(x)

@@ -196,6 +196,23 @@ _HLO_DTYPES = {"pred": "bool", "s8": "int8", "s16": "int16", "s32": "int32", "s6
                "f64": "float64", "c64": "complex64", "c128": "complex128"}
 
 
+def _executed(loaded, buffers, handlers) -> list:
+    """The output buffers of a run of ``loaded`` on ``buffers``."""
+    try:
+        results = loaded.execute_sharded(buffers)
+    except Exception:
+        _refuse_deleted(buffers)
+        raise
+    return results.consume_with_handlers(handlers)
+
+
+def _refuse_deleted(buffers):
+    """A run that failed on a deleted device buffer (an argument donated to an earlier call, or
+    deleted by the user) is the caller's mistake: say so, rather than XLA's shard-count message."""
+    if any(getattr(b, "is_deleted", lambda: False)() for b in buffers):
+        raise ArgumentError("an argument is a ConcreteArray whose buffer was deleted") from None
+
+
 class _NativeCaller:
     """An Executable run by jaxlib's C++ dispatch (``_jax.pjit`` given the program as its
     fast-path data, as jax.jit gives it after a first call).  Its C++ code reads the JAX config
@@ -246,10 +263,13 @@ class _NativeCaller:
             else:
                 return None
         if not host:  # (device buffers only: Python's route is as fast)
-            return self._loaded.execute_sharded(args).consume_with_handlers(self._handlers)
+            return _executed(self._loaded, args, self._handlers)
         old = self._x64.swap_local(True)
         try:
             outputs = self._call(*args)
+        except Exception:
+            _refuse_deleted(args)
+            raise
         finally:
             self._x64.set_local(old)
         outputs[0].block_until_ready()  # (the run's outputs are ready together)
@@ -288,8 +308,7 @@ class Executable:
         self._in_place = placement is None and self.device.platform == "cpu" and bool(result_types)
 
     def __call__(self, buffers) -> list:
-        results = self.loaded.execute_sharded(buffers)
-        return results.consume_with_handlers(self._handlers)
+        return _executed(self.loaded, buffers, self._handlers)
 
     def native(self, arity: int):
         """jaxlib's C++ caller of this program (the one jax.jit uses for a signature it has seen):
