@@ -75,6 +75,32 @@ def test_a_long_loop_whose_slices_are_bounded_by_data_it_looks_up_stays_one_loop
     assert compiled.lower(*args).mlir.count("stablehlo.while") == 1
 
 
+def _polybench_cholesky(A):
+    """npbench's kernel as written: its inner loop's j has no value where the outer body goes on."""
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+
+
+def test_a_long_loop_in_parts_around_an_inner_loop_whose_variable_may_have_no_value():
+    """(Reading that variable after the first part's body refused the parts: the loop was unrolled
+    past the op budget from 257 rows on.)"""
+    from cofactor.convert.statements import SEGMENTED_TRIPS
+    n = SEGMENTED_TRIPS + 1
+    m = rng.random((n, n))
+    m = m @ m.T + n * np.eye(n)
+    want, got = m.copy(), m.copy()
+    _polybench_cholesky(want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no unrolled loop
+        cf.jit(_polybench_cholesky)(got)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 def _binds_a_slice(x, k):
     s = np.zeros(3)
     for i in range(x.shape[0]):

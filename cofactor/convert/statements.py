@@ -385,7 +385,8 @@ def _in_parts(whole: range, body_fn, loop) -> str | None:
 
     def first_body(i):
         body_fn(i)
-        if any(defers_tracing(x) for x in flatten(list(get()), is_leaf=defers_tracing)[0]):
+        held = [x for x in get() if not control.is_unset(x)]  # (an inner loop's variable may have no value)
+        if any(defers_tracing(x) for x in flatten(held, is_leaf=defers_tracing)[0]):
             raise _LengthEscapes
 
     parts = min(MAX_PARTS, max(2, len(whole) // TRIPS_PER_PART))
