@@ -565,7 +565,7 @@ def bincount(x, weights=None, minlength=0):
 
 def _equal_bins_over_data(a, bins):
     """``bins`` equal bins from the traced data's min to max, with NumPy's linspace formula in
-    NumPy's edge dtype (NumPy's check that the range is finite needs the data and is not made)."""
+    NumPy's edge dtype, and NumPy's check that that range is finite, after the call."""
     try:
         count = operator.index(bins)
     except TypeError:
@@ -574,6 +574,9 @@ def _equal_bins_over_data(a, bins):
         raise ValueError("`bins` must be positive, when an integer")
     edge_dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
     first, last = np.min(a), np.max(a)
+    if a.dtype.kind in "fc":
+        error_if(value(~(np.isfinite(first) & np.isfinite(last))),
+                 lambda: ValueError(f"autodetected range of [{first}, {last}] is not finite"))
     same = first == last
     first = np.astype(np.where(same, first - 0.5, first), edge_dtype)
     last = np.astype(np.where(same, last + 0.5, last), edge_dtype)

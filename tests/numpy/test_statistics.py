@@ -167,6 +167,11 @@ def test_histogram_errors(f):
     check(f, sample((2, 3)))
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_histogram_of_data_whose_range_is_not_finite_raises_numpys_error(bad):
+    check(lambda x: np.histogram(x, bins=3), np.array([0.1, 0.5, bad, 0.9]))
+
+
 def test_histogram_bin_estimators_are_unsupported():
     check_unsupported(lambda x: np.histogram(x, bins="auto"), sample((5,)), name="numpy.histogram")
 
