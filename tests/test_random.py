@@ -106,3 +106,22 @@ def test_random_numbers_baked_in_at_trace_time_are_reported():
 def test_a_generator_method_cofactor_lacks_is_named():
     with pytest.raises(cf.UnsupportedError, match=r"numpy.random.Generator.poisson is not supported"):
         cf.jit(lambda x, rng: x + rng.poisson(3.0, size=x.shape))(np.ones(2), np.random.default_rng(0))
+
+
+def _poisson(x):
+    return np.random.poisson(3.0, size=x.shape)
+
+
+def _binomial(x):
+    return np.random.binomial(10, 0.5, size=x.shape) + x
+
+
+def _multivariate_normal(x):
+    return np.random.multivariate_normal(np.zeros(2), np.eye(2), size=3)
+
+
+@pytest.mark.parametrize("draw", [_poisson, _binomial, _multivariate_normal], ids=lambda f: f.__name__[1:])
+def test_the_global_generators_other_distributions_are_refused_not_drawn_once(draw):
+    """(NumPy drew them while tracing: the same numbers at every call, with a warning.)"""
+    with pytest.raises(cf.UnsupportedError, match=f"numpy.random.{draw.__name__[1:]} is not supported"):
+        cf.jit(draw)(np.ones(3))

@@ -19,7 +19,7 @@ from ..ir import ops
 from ..ir.types import TensorType
 from ..tracing import context
 from ..tracing.array import TracedArray
-from ..tracing.dispatch import constructs
+from ..tracing.dispatch import CONSTRUCTORS, constructs
 from ._core import asarray, full, value, with_value_bounds, wrap
 
 _KEY = TensorType((2,), np.uint64)
@@ -212,5 +212,20 @@ for _name in ["uniform", "normal", "standard_normal", "exponential", "standard_e
 @constructs(np.random.randint)
 def randint(low, high=None, size=None, dtype=int):
     return _global().integers(low, high, size, dtype)
+
+
+def _refused(name):
+    def refuse(*args, **kwargs):
+        raise UnsupportedError(f"numpy.random.{name} is not supported in compiled code yet (run by NumPy while "
+                               "tracing, its numbers would be constants of the compiled function, the same at every "
+                               "call): draw uniform or normal numbers and transform them, or call it outside")
+    constructs(getattr(np.random, name))(refuse)
+
+
+# The other functions of NumPy's global generator (np.random.poisson, binomial, beta, get_state, ...).
+for _name in dir(np.random):
+    _function = getattr(np.random, _name)
+    if getattr(_function, "__self__", None) is np.random.mtrand._rand and _function not in CONSTRUCTORS:
+        _refused(_name)
 
 
