@@ -41,6 +41,12 @@ def dense_attr(array: np.ndarray) -> str:
     return f'dense<"0x{data}"> : {TensorType(array.shape, array.dtype).mlir()}'
 
 
+def opaque(value: Value) -> Value:
+    """``value`` behind an optimization_barrier: the optimizer cannot use what it is (a mask a select of
+    a derivative takes stays that select, not folded into one whose other lanes are 0 * NaN)."""
+    return emit("stablehlo.optimization_barrier", [value], [value.type])[0]
+
+
 def constant(array) -> Value:
     array = np.asarray(array)
     result = emit("stablehlo.constant", [], [TensorType(array.shape, array.dtype)],

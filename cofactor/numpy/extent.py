@@ -178,11 +178,14 @@ def where_valid(mask: Value, data: TracedArray, fill) -> TracedArray:
 def without_derivatives_outside(valid: Value, data: TracedArray, dims=None) -> TracedArray:
     """``data`` whose lanes outside ``valid`` (an i1 array broadcast into ``data`` at ``dims``, its leading
     axes by default) carry no derivative, in reverse mode: what a padding lane reads through a gather
-    (the element its clamped index points at) gets no gradient back from whatever reaches that lane."""
+    (the element its clamped index points at) gets no gradient back from whatever reaches that lane,
+    and a NaN or infinite derivative there (0 times it is NaN) does not reach the lanes that are valid.
+    The mask is opaque to the optimizer, which would otherwise fold the select of the derivative away
+    where the derivative's other lanes are 0 times something (NaN there)."""
     if not in_reverse_mode() or not np.issubdtype(data.dtype, np.floating):
         return data
     dims = range(valid.type.rank) if dims is None else dims
-    mask = ops.broadcast_in_dim(valid, data.shape, dims)
+    mask = ops.broadcast_in_dim(ops.opaque(valid), data.shape, dims)
     return TracedArray(ops.select(mask, data.value, ops.ignore_derivatives(data.value)))
 
 

@@ -13,7 +13,8 @@ from ..tracing.dispatch import implements
 from ._core import asarray, axis_index, known_value, value, value_bounds, with_value_bounds, wrap
 from .creation import convert_like_numpy
 from .extent import (Bounded, Selection, Window, _check_lengths, _const, _same, _unsupported, as_data, operation,
-                     selected_positions, shifted, sub, traced_int, true_count, true_ranks)
+                     selected_positions, shifted, sub, traced_int, true_count, true_ranks,
+                     without_derivatives_outside)
 from .extent_ops import aligned, assign, resolved, transpose
 
 _I64 = np.dtype(np.int64)
@@ -54,8 +55,12 @@ def masked(a, mask: TracedArray) -> Bounded:
     size = int(np.prod(mask.shape, dtype=np.int64))
     flat = ops.reshape(a.value, (size,) + a.shape[k:])  # (the values now: x[mask] is a copy)
     lanes = ops.reshape(mask.value, (size,))
-    # (value_bounds: what np.bincount(labels[mask]) sizes its result by)
-    return Bounded.selected(Selection(wrap(flat), lanes, true_count(lanes), value_bounds(a)))
+    # The rows left out carry no derivative (reverse mode): what is computed on the source under the mask
+    # (extent_ops.py) has a derivative there that NumPy never computes, NaN for a NaN or a log's negative
+    # argument, which 0 times would bring to the rows selected.  (value_bounds: what
+    # np.bincount(labels[mask]) sizes its result by)
+    source = without_derivatives_outside(lanes, wrap(flat))
+    return Bounded.selected(Selection(source, lanes, true_count(lanes), value_bounds(a)))
 
 
 def _with_basic_items(a, items):

@@ -222,6 +222,10 @@ def _require(a):
     return np.require(a.T, requirements="C") * 2.0
 
 
+def _fromiter(a):
+    return np.fromiter((v * v for v in a), float)
+
+
 def _fromfunction(a):
     return np.fromfunction(lambda i, j: a[i, j] * (i + 1.0), a.shape, dtype=int)
 
@@ -309,6 +313,7 @@ CASES: dict[str, list[Case]] = merged(ufunc_cases(), {
     "numpy.asfortranarray": [case(_asfortranarray, x())],
     "numpy.require": [case(_require, x())],
     "numpy.fromfunction": [case(_fromfunction, x())],
+    "numpy.fromiter": [case(_fromiter, x(3))],
     "numpy.copy": [case(np.copy, x())],
     "numpy.full": [case(_full, x(1))],
     "numpy.full_like": [case(lambda a: np.full_like(a, 2.5), x()),
@@ -536,6 +541,9 @@ _LOGICAL_UFUNCS = ("bitwise_and", "bitwise_or", "bitwise_xor", "equal", "greater
                    "left_shift", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
                    "not_equal", "right_shift")
 
+_RANDOM_SUPPORTED = ("choice", "default_rng", "exponential", "normal", "permutation", "rand", "randint", "randn",
+                     "random", "random_sample", "ranf", "sample", "seed", "shuffle", "standard_exponential",
+                     "standard_normal", "uniform")
 NOT_DIFFERENTIABLE: dict[str, str] = {
     **{f"numpy.{u}{m}": _INTEGER_OR_BOOLEAN for u in _LOGICAL_UFUNCS for m in ("", *_UFUNC_METHODS)},
     **{f"numpy.{name}": _INTEGER_OR_BOOLEAN for name in (
@@ -552,10 +560,10 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
                                                  "zeros")},
     **dict.fromkeys(UNSUPPORTED, "not supported by cofactor on traced arrays (it raises UnsupportedError)"),
     **{f"numpy.linalg.{name}": _LAPACK for name in ("qr", "svd", "svdvals", "lstsq", "pinv")},
-    **{f"numpy.random.{name}": _RANDOM for name in (
-        "choice", "default_rng", "exponential", "normal", "permutation", "rand", "randint", "randn", "random",
-        "random_sample", "ranf", "sample", "seed", "shuffle", "standard_exponential", "standard_normal",
-        "uniform")},
+    **{f"numpy.random.{name}": _RANDOM for name in _RANDOM_SUPPORTED},
+    **{f"numpy.random.{name}": "not supported in compiled code (it raises UnsupportedError)"
+       for name in dir(np.random) if getattr(getattr(np.random, name), "__self__", None) is np.random.mtrand._rand
+       and name not in _RANDOM_SUPPORTED},
     "numpy.empty_like": "its values are unspecified (NumPy returns uninitialized memory)",
     **{f"numpy.{name}": _INTEGER_OR_BOOLEAN for name in (
         "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},

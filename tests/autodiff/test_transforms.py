@@ -240,6 +240,33 @@ def test_gradients_of_writes_that_numpy_drops_and_of_padding_lanes(fn, args):
     np.testing.assert_allclose(np.asarray(cf.jit(fn)(*args)), fn(*args), rtol=1e-12)
 
 
+_Y_WITH_MISSING = np.array([1.0, np.nan, 3.0, -2.0])
+_X_ROWS = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0], [-1.0, 1.5]])
+
+
+def _masked_mean_square_error(w):
+    r = _X_ROWS @ w
+    mask = ~np.isnan(_Y_WITH_MISSING)
+    return np.mean((r[mask] - _Y_WITH_MISSING[mask]) ** 2)
+
+
+def _entropy_of_the_positive(x):
+    out = np.zeros_like(x)
+    m = x > 0
+    out[m] = x[m] * np.log(x[m])
+    return out.sum() + np.sum(np.log(x[x > 0]))
+
+
+@pytest.mark.parametrize("fn, x", [(_masked_mean_square_error, np.array([0.3, -0.2])),
+                                   (_entropy_of_the_positive, np.array([0.5, -0.3, 2.0, -1.0]))])
+def test_gradients_through_a_mask_that_leaves_out_nan_or_a_functions_domain(fn, x):
+    """NumPy never computes the rows a mask leaves out: their derivative (NaN there) must not reach the
+    rows it keeps (it did: 0 * NaN, once the optimizer folded the select that kept it out)."""
+    with np.errstate(all="ignore"):
+        want = numeric_gradient(fn, (x,), 0)
+    np.testing.assert_allclose(np.asarray(cf.grad(fn)(x)), want, rtol=1e-6, atol=1e-7)
+
+
 class _Net:
     def __init__(self):
         self.w, self.scale = np.array([[1.0, 2.0], [3.0, 4.0]]), 1.0
