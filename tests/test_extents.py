@@ -821,3 +821,16 @@ def test_covariance_and_averages_of_selections_match_numpy():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's: no degrees of freedom)
         check(lambda a: np.cov(a[a[:, 0] > 9], rowvar=False), x)
+
+
+def _made_like_a_window(r, k):
+    z, w = np.zeros_like(r[:k]), np.full_like(r[:k], 7.0)
+    z += r[:k]
+    return z, np.ones_like(r[:k], dtype=int).sum(), w, np.empty_like(r[:k]).shape
+
+
+def test_arrays_made_like_an_array_of_run_time_length():
+    r = rng.standard_normal(6)
+    f = cf.jit(_made_like_a_window)
+    for k in (np.int64(4), np.int64(0), np.int64(6)):
+        assert_same(f(r, k)[:3], _made_like_a_window(r, k)[:3])

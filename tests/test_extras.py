@@ -295,3 +295,14 @@ def test_fromiter_of_a_generator_over_traced_elements():
         np.testing.assert_array_equal(np.asarray(got), want)
     with pytest.raises(ValueError, match="iterator too short"):
         cf.jit(_from_too_short_an_iterable)(x)
+
+
+def _grid_of_traced_size(n):
+    i, j = np.mgrid[0:n, 0:n]
+    return i * 10 + j
+
+
+def test_index_grids_of_traced_bounds_are_a_clear_error():
+    """(NumPy's mgrid got the traced bounds: "'tuple' object has no attribute 'step'".)"""
+    with pytest.raises(cf.UnsupportedError, match="numpy.mgrid with traced bounds"):
+        cf.jit(_grid_of_traced_size)(np.int64(2))

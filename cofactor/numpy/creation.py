@@ -107,7 +107,12 @@ def copy_method(a, order="C"):
 
 def _like(name, fill_value_of):
     @implements(getattr(np, name))
-    def impl(a, *args, dtype=None, order="K", subok=True, shape=None, device=None, **kwargs):
+    def impl(a, *args, **kwargs):
+        if getattr(type(a), "defers_tracing", False):  # (of a run-time extent: numpy/extent_ops.py)
+            return getattr(np, name)(a, *args, **kwargs)
+        return made(a, *args, **kwargs)
+
+    def made(a, *args, dtype=None, order="K", subok=True, shape=None, device=None, **kwargs):
         fill, args = fill_value_of(args, kwargs)
         if args:
             dtype = args[0]

@@ -472,6 +472,17 @@ def copy(b, *args, **kwargs):
     return Bounded(asarray(np.copy(b.data)), b.windows)
 
 
+def _like(func):
+    """``np.zeros_like(x[:k])``: of the same run-time extent (``func`` of the stored lanes)."""
+    def like(b, *args, **kwargs):
+        return Bounded(asarray(func(b.data, *args, **kwargs)), b.windows)
+    return like
+
+
+for _func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+    operation(_func)(_like(_func))
+
+
 def astype(b, dtype, *args, **kwargs):
     return Bounded(asarray(b.data.astype(dtype)), b.windows)
 

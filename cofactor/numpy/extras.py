@@ -710,7 +710,11 @@ def _bit_positions(bitorder) -> np.ndarray:
 
 
 def _traced_items(items) -> bool:
-    return any(isinstance(item, TracedArray) for item in (items if isinstance(items, tuple) else (items,)))
+    """Whether ``items`` (an index: a tuple, or one item) holds a traced value, also as a slice's bound."""
+    flat = []
+    for item in items if isinstance(items, tuple) else (items,):
+        flat += [item.start, item.stop, item.step] if isinstance(item, slice) else [item]
+    return any(isinstance(item, TracedArray) for item in flat)
 
 
 def _made_by_numpy(obj, name):
