@@ -70,6 +70,10 @@ def call(fn, *args, **kwargs):
         return handled
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeEnumerate(*args, **kwargs)
+    if (fn is zip and args and not kwargs or fn is enumerate and len(args) + len(kwargs) <= 2 and args) and \
+            all(isinstance(a, TracedArray) and a.ndim for a in (args if fn is zip else args[:1])):
+        return statements.ArrayIteration(args, None) if fn is zip else \
+            statements.ArrayIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
     if fn is len and len(args) == 1 and not kwargs and (outside.is_outside(args[0]) or own_hook(args[0], "__len__")):

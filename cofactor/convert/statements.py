@@ -322,6 +322,23 @@ class RunTimeEnumerate:
         return iter(self.array)
 
 
+class ArrayIteration:
+    """``zip(a, b, ...)`` or ``enumerate(a, start)`` (``start`` not None) of traced arrays of known
+    lengths: a for loop over it is rolled as one over ``range(trips)`` is (unrolled, it made a copy
+    of its body per element: a confusion matrix over 40 labels compiled for 28 s); anywhere else it
+    iterates as Python's zip and enumerate do."""
+
+    def __init__(self, arrays, start=None):
+        self.arrays, self.start = list(arrays), start
+        self.trips = min(a.shape[0] for a in self.arrays)
+
+    def item(self, i):
+        return (i + self.start, self.arrays[0][i]) if self.start is not None else tuple(a[i] for a in self.arrays)
+
+    def __iter__(self):
+        return enumerate(self.arrays[0], self.start) if self.start is not None else zip(*self.arrays)
+
+
 def range_(*args):
     if not any(_traced(a) for a in args):
         return range(*args)
@@ -346,6 +363,11 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         return
     if defers_tracing(iterable):  # an array whose length is known only at run time: that many trips
         _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False)
+        return
+    if isinstance(iterable, ArrayIteration):
+        why = _too_long(iterable.trips) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop)
+        if why is not None:
+            _python_loop(iter(iterable), body_fn, broke, line, why or None, iterable.trips)
         return
     if isinstance(iterable, RunTimeEnumerate):
         array, start = iterable.array, iterable.start
