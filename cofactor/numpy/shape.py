@@ -15,8 +15,8 @@ from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements
 from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, per_layout,
                              positions_view, strided_like)
-from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, keeps_order, operator_index, reject,
-                    result_type, value, view, wrap)
+from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, keeps_order, known_value,
+                    operator_index, reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
 
 
@@ -541,6 +541,11 @@ def roll(a, shift, axis=None):
     v = value(a)
     if axis is None:
         return reshape(roll(wrap(ops.reshape(v, (v.type.size,))), shift, 0), v.shape)
+    if isinstance(shift, TracedArray):
+        known = known_value(shift)
+        if known is None:
+            return _rolled_by_traced(v, shift, axis)
+        shift = known
     shifts = np.broadcast_to(np.asarray(shift), np.broadcast_shapes(np.shape(shift), np.shape(axis)))
     axes = np.broadcast_to(np.asarray(axis), shifts.shape)
     total = {}
@@ -559,6 +564,21 @@ def roll(a, shift, axis=None):
         tail = ops.slice(v, start, limit)
         v = ops.concatenate([tail, head], ax)
     return wrap(v)
+
+
+def _rolled_by_traced(v, shift: TracedArray, axis):
+    """``np.roll`` by a shift known only at run time (a 0-d integer, along one axis): the window of
+    ``v`` repeated twice along that axis that starts ``shift`` (mod its length) from the end."""
+    if shift.ndim or shift.dtype.kind not in "iub" or not isinstance(axis, (int, np.integer)):
+        raise UnsupportedError("numpy.roll by a traced shift supports one integer shift along one axis")
+    ax = axis_index(int(axis), v.type.rank)
+    n = v.shape[ax]
+    if n == 0:
+        return wrap(v)
+    start = np.subtract(n, np.remainder(np.astype(shift, np.int64), n))  # (n where the shift is a multiple of n)
+    starts = [ops.constant(np.asarray(0, np.int64))] * v.type.rank
+    starts[ax] = value(start)
+    return wrap(ops.dynamic_slice(ops.concatenate([v, v], ax), starts, v.shape))
 
 
 @implements(np.tile)

@@ -369,3 +369,15 @@ def test_ravel_and_reshape_orders_are_views_where_numpy_views(seed):
                                   _ORDERED[int(rng.integers(len(_ORDERED)))])
         x = rng.normal(size=tuple(int(n) for n in rng.integers(1, 5, ndim)))
         check(program, x)
+
+
+def _rolled_by_traced_shifts(x, s):
+    out = np.zeros_like(x)
+    for k in np.array([0, 1, -1]):  # (a constant array's elements: the shift is known)
+        out = out + np.roll(x, k, axis=0)
+    return out, np.roll(x, s), np.roll(x, s, axis=1), np.roll(x, -s, axis=0), np.roll(x.ravel(), s)
+
+
+@pytest.mark.parametrize("s", [1, -5, 7, 0, 24])
+def test_roll_by_a_traced_shift(s):
+    check(_rolled_by_traced_shifts, sample((3, 4)), np.int64(s))
