@@ -23,7 +23,7 @@ def _associative(ufunc, method):
     if ufunc not in _ASSOCIATIVE:
         raise UnsupportedError(f"numpy.{ufunc.__name__}.{method} is not supported: only the reductions of "
                                "associative ufuncs (add, multiply, maximum, minimum, logical and bitwise "
-                               "and/or/xor) are")
+                               "and/or/xor) are supported")
 
 
 def _reduce(ufunc):
