@@ -296,6 +296,11 @@ def located(error: Exception, where: str | None = None) -> Exception:
         return error
     where = where or user_location()
     message = str(error) + (f"\n  in user code at {where}" if where else "")
+    if isinstance(error, RecursionError):
+        message = (f"{error} while tracing: a recursive function whose stop condition reads a traced value "
+                   "recurses on both branches of that if when traced (each branch is traced), so it does not stop, "
+                   "and a deep recursion needs more of Python's stack under cofactor's frames: write it as a loop, "
+                   "or raise sys.setrecursionlimit") + message[len(str(error)):]
     if isinstance(error, CofactorError):
         cls = type(error)
     else:

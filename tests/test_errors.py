@@ -296,3 +296,51 @@ def test_a_dict_looked_up_with_a_traced_key_is_a_clear_error():
 def test_unique_rows_of_a_traced_array_are_refused_by_name():
     with pytest.raises(cf.UnsupportedError, match=r"numpy.unique with axis= \(distinct rows\) of a traced array"):
         cf.jit(lambda z: np.unique(z, axis=0))(np.array([[1, 2], [1, 2], [3, 4]]))
+
+
+def _halvings(v, k):
+    if v < 1.0:
+        return k
+    return _halvings(v / 2, k + 1)
+
+
+def _recursive_on_data(x):
+    return _halvings(x[0], 0)
+
+
+def test_a_recursion_whose_stop_condition_is_traced_says_why_it_does_not_stop():
+    with pytest.raises(cf.TracingError, match="recursive function whose stop condition reads a traced value"):
+        cf.jit(_recursive_on_data)(np.array([10.0]))
+
+
+def _made_read_only(z):
+    z.flags.writeable = False
+    return z.sum()
+
+
+class _NamedArray(np.ndarray):
+    def __new__(cls, array, name="no name"):
+        obj = np.asarray(array).view(cls)
+        obj.name = name
+        return obj
+
+
+def _named(x):
+    return _NamedArray(x, "range").name
+
+
+def _list_item_at_the_largest(g):
+    dirs = [(0, -1), (0, 1), (-1, 0), (1, 0)]
+    return dirs[np.argmax(g)][1]
+
+
+@pytest.mark.parametrize("fn, error, words", [
+    (_made_read_only, cf.UnsupportedError, "flags.writeable"),
+    (_named, cf.UnsupportedError, "subclass of numpy.ndarray"),
+    (_list_item_at_the_largest, cf.ConcretizationError, "list indexed by a traced integer")])
+def test_python_and_ndarray_features_cofactor_does_not_take_name_themselves(fn, error, words):
+    """(A raw AttributeError from cofactor's Flags; 'a traced array cannot become a NumPy array'; a hint
+    about storing into a NumPy array made outside.)"""
+    with pytest.raises(error, match=words) as info:
+        cf.jit(fn)(np.arange(4.0))
+    assert __file__ in str(info.value)

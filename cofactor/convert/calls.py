@@ -214,6 +214,10 @@ def _instantiated(cls, args, kwargs):
     """``cls(*args, **kwargs)`` of the program's own class, its ``__init__`` (or a dataclass's
     ``__post_init__``) run as converted code like its other methods: what it reads from outside (a
     class counter, a global) is read at every call, what it draws or logs, drawn and logged then."""
+    if issubclass(cls, np.ndarray) and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
+        raise located(UnsupportedError(f"a subclass of numpy.ndarray ({cls.__name__}) made of traced arrays is not "
+                                       "supported by cofactor: keep the arrays plain, and what the subclass adds "
+                                       "beside them"))
     init = inspect.getattr_static(cls, "__init__", None)
     post_init = inspect.getattr_static(cls, "__post_init__", None)
     plain = type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__

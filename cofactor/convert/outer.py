@@ -384,6 +384,11 @@ class Outer(Protocols):
             return built(key)
         if type(key) is slice and type(container) in (list, tuple):
             return outside.sliced(container, key)
+        if isinstance(container, (list, tuple)) and isinstance(key, TracedArray) and key.ndim == 0:
+            raise located(ConcretizationError(
+                f"a {type(container).__name__} indexed by a traced integer: which item it gives is known only when "
+                "the compiled function runs (hold the items in an array and index it, np.asarray(items)[k], or "
+                "choose with np.where)"))
         if isinstance(container, dict) and isinstance(key, TracedArray):
             raise located(ConcretizationError(
                 "a dict looked up with a traced key: which entry is known only when the compiled function runs "

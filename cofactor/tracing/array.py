@@ -745,6 +745,20 @@ class Flags:
         self._owned("writeable")
         return not self._read_only
 
+    @writeable.setter
+    def writeable(self, value):
+        raise located(UnsupportedError("setting flags.writeable of a traced array is not supported by cofactor "
+                                       "(nor is ndarray.setflags): copy the array where it must not change"))
+
+    def __setitem__(self, name, value):
+        setattr(self, self._NAMES.get(name, name), value)
+
+    def __setattr__(self, name, value):
+        if name.startswith("_") or name == "writeable":
+            object.__setattr__(self, name, value)
+        else:
+            raise located(UnsupportedError(f"setting flags.{name} of a traced array is not supported by cofactor"))
+
     @property
     def owndata(self):
         self._owned("owndata")
