@@ -57,6 +57,33 @@ class _Printer:
         builtins.print(*values, **self.options)
 
 
+class Formatted:
+    """An f-string that ``print`` prints in compiled code, with traced values: formatted by Python when
+    the program runs, from their run-time values (a pytree node: its values are the printer's operands)."""
+
+    def __init__(self, template: str, values: list, kinds: tuple):
+        self.template, self.values, self.kinds = template, values, kinds  # kinds: Python's type of a number
+
+    def tree_flatten(self):
+        return self.values, (self.template, self.kinds)
+
+    @classmethod
+    def tree_unflatten(cls, static, values):
+        return cls(static[0], list(values), static[1])
+
+    def __str__(self):  # (when it runs: a traced Python number is one again, 3 and not np.int64(3) for {k!r})
+        return self.template.format(*[kind(v) if kind else v for v, kind in zip(self.values, self.kinds)])
+
+
+def formatted(template: str, values: list):
+    """An f-string argument of ``print`` in converted code: the string now, or a Formatted where it shows
+    traced values (``f"loss {loss:.4f}"`` in a training loop: Python's text of the value when it runs)."""
+    if context.is_tracing() and any(isinstance(v, TracedArray) for v in flatten(values)[0]):
+        return Formatted(template, values, tuple(getattr(v, "weak", None) if isinstance(v, TracedArray) else None
+                                                 for v in values))
+    return template.format(*values)
+
+
 def _array(pointer, shape, dtype):
     """A copy of an operand buffer (row-major), a NumPy scalar if it has no dimensions."""
     size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -100,6 +127,11 @@ def before_prints():
         _order()
 
 
+def prints_when_run() -> bool:
+    """Whether a print in code being traced prints when the program runs (on CPU, where cf.print can)."""
+    return context.is_tracing() and default_device().platform == "cpu"
+
+
 def print(*values, sep=" ", end="\n", file=None, flush=False):
     """Print ``values`` as ``print`` does; inside a compiled function, when it runs (once per
     iteration inside a loop, only if taken inside a branch), with the arrays' run-time values."""
@@ -118,6 +150,8 @@ def print(*values, sep=" ", end="\n", file=None, flush=False):
     context.current().module.keepalive.append(printer)
     order = _order()
     operands = [order.value] + [x.value for x in leaves if isinstance(x, TracedArray)]
+    if context.is_differentiating():  # (what it prints has no derivative: Enzyme finds no adjoint to compute)
+        operands = [ops.ignore_derivatives(v) for v in operands]
 
     def emit():
         return ops.custom_call(_TARGET, operands, [order.value.type], opaque=str(key), has_side_effect=True,

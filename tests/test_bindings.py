@@ -945,8 +945,20 @@ def test_a_list_that_changes_length_under_a_traced_condition_is_an_error():
         cf.jit(flood_fill)(np.zeros((4, 4), dtype=np.int64), 1, 1)
 
 
-def test_a_list_that_grows_in_a_static_loop_is_unrolled_with_a_warning():
+def scaled_copies_made_in_a_loop(a):
+    copies = []
+    for i in range(12):           # past the unroll limit, with traced work: tried rolled, then unrolled
+        copies.append(a * i)
+    return copies[-1], len(copies)
+
+
+def test_a_list_that_grows_in_a_static_loop_is_unrolled():
+    """With a warning where the body does traced work; without one where it only handles Python values
+    (the closures: a loop over Python values alone is Python's)."""
     with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
+        _check("scaled_copies_made_in_a_loop", scaled_copies_made_in_a_loop, [np.arange(3.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
         _check("closures_made_in_a_loop", closures_made_in_a_loop, [np.arange(3.0)])
 
 

@@ -1,5 +1,6 @@
 """if / while / for on traced values, converted from the user's own source."""
 import gc
+import sys
 import warnings
 import time
 
@@ -732,7 +733,7 @@ def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace(capsys):
         buffers = [np.zeros(3)]  # an array no loop variable names
         acc = np.zeros(3)
         for i in range(x.shape[0]):
-            print("iteration")  # a side effect at trace time
+            sys.stdout.write("iteration\n")  # a side effect at trace time (print prints when the program runs)
             buffers[0][i % 3] += x[i]
             scratch = np.zeros(3)  # made and written in the body: not carried
             scratch[0] = x[i]
@@ -746,7 +747,7 @@ def test_python_side_effects_of_a_traced_loop_body_run_once_per_trace(capsys):
     def widening(x):
         total = 0  # an int the body turns into a float: the body is traced again as float64
         for i in range(x.shape[0]):
-            print("iteration")
+            sys.stdout.write("iteration\n")
             total = total + x[i]
         return total
 
@@ -1305,3 +1306,26 @@ def test_loops_over_zip_and_enumerate_of_arrays_stay_rolled():
         x, y = rng.standard_normal(n) * 3, rng.standard_normal(n)
         for fn in (scaled_by_enumerate, zipped_outside_a_loop, zipped_until_a_break):
             check(fn, x, y)
+
+
+def trained_with_a_log(w, X, y):
+    for epoch in range(12):
+        w = w - 0.1 * X.T @ (X @ w - y)
+        loss = np.mean((X @ w - y) ** 2)
+        if loss < 0.5:
+            print(f"epoch {epoch}: loss {loss:.4f} {{small}} {epoch!r:>4}", "w0 =", float(w[0]) > 0)
+    print("done", end="!\n")
+    return w
+
+
+def test_print_in_compiled_code_prints_when_it_runs_as_python_prints(capsys):
+    """Per iteration of a rolled loop, only where a traced branch is taken, f-strings formatted from the
+    run-time values (they raised ConcretizationError for a format spec, or printed trace text once)."""
+    X, y = rng.standard_normal((6, 2)), rng.standard_normal(6)
+    trained_with_a_log(np.zeros(2), X, y)
+    want = capsys.readouterr().out
+    f = cf.jit(trained_with_a_log, unroll=2)
+    for _ in range(2):
+        f(np.zeros(2), X, y)
+        assert capsys.readouterr().out == want
+    assert "stablehlo.while" in f.lower(np.zeros(2), X, y).mlir

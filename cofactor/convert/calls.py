@@ -9,6 +9,7 @@ everything else is called as it is.
 from __future__ import annotations
 
 import bisect
+import builtins
 import contextlib
 import dataclasses
 import functools
@@ -109,6 +110,8 @@ def call(fn, *args, **kwargs):
         return contextlib.contextmanager(converted(fn.__wrapped__))(*args, **kwargs)  # (its generator, converted)
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
+    if fn is builtins.print and debug.prints_when_run():  # (as cf.print: at every call, with run-time values)
+        return debug.print(*args, **kwargs)
     if isinstance(getattr(fn, "registry", None), types.MappingProxyType) and callable(getattr(fn, "dispatch", None)) \
             and args and isinstance(args[0], TracedArray):  # functools.singledispatch: by the NumPy type it stands for
         return call(fn.dispatch(args[0].stands_for()), *args, **kwargs)
@@ -275,7 +278,7 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 compare_chain=statements.compare_chain,
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
                                 checked_raise=statements.checked_raise, built=statements.built,
-                                before_prints=debug.before_prints)
+                                before_prints=debug.before_prints, formatted=debug.formatted)
 
 
 def _user_callable(fn):

@@ -35,12 +35,34 @@ class _RouteCalls(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "print":  # (its f-strings formatted when the program runs)
+            node.args = [_formatted_when_run(a) if isinstance(a, ast.JoinedStr) else a for a in node.args]
         if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE and not (func.id == "vars" and node.args) or \
                 isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
                 func.value.id in (RUNTIME, OUTER):
             return node
         return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name(RUNTIME, ast.Load()), "call", ast.Load()),
                                           args=[node.func, *node.args], keywords=node.keywords), node)
+
+
+def _formatted_when_run(text: ast.JoinedStr):
+    """``f"loss {loss:.4f}"`` as ``__cofactor__.formatted("loss {:.4f}", [loss])``: formatted now, or when the
+    compiled function runs where a value is traced (debug.py); one whose format spec has values of its own
+    (``{x:{width}}``) is left as written."""
+    template, values = [], []
+    for part in text.values:
+        if isinstance(part, ast.Constant):
+            template.append(part.value.replace("{", "{{").replace("}", "}}"))
+            continue
+        spec = part.format_spec
+        if spec is not None and not all(isinstance(p, ast.Constant) for p in spec.values):
+            return text
+        conversion = "" if part.conversion == -1 else "!" + chr(part.conversion)
+        template.append("{" + conversion + (":" + "".join(p.value for p in spec.values) if spec else "") + "}")
+        values.append(part.value)
+    call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "formatted", ast.Load()),
+                    [ast.Constant("".join(template)), ast.List(values, ast.Load())], [])
+    return ast.copy_location(call, text)
 
 
 def is_user_function(fn) -> bool:
