@@ -947,18 +947,28 @@ def test_a_list_that_changes_length_under_a_traced_condition_is_an_error():
 
 def scaled_copies_made_in_a_loop(a):
     copies = []
-    for i in range(12):           # past the unroll limit, with traced work: tried rolled, then unrolled
+    for i in range(12):           # past the unroll limit: one value per trip, collected by the rolled loop
         copies.append(a * i)
     return copies[-1], len(copies)
 
 
-def test_a_list_that_grows_in_a_static_loop_is_unrolled():
-    """With a warning where the body does traced work; without one where it only handles Python values
-    (the closures: a loop over Python values alone is Python's)."""
+def copies_and_their_count(a):
+    copies, counts = [], [0]
+    for i in range(12):           # a list the body reads too: tried rolled, then unrolled
+        copies.append(a * i)
+        counts.append(len(copies))
+    return copies[-1], counts
+
+
+def test_a_list_that_grows_in_a_static_loop():
+    """Unrolled with a warning where the body reads the list too; collected by the rolled loop where it
+    only appends one value per trip (tracing/histories.py); run as Python where the body only handles
+    Python values (the closures)."""
     with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
-        _check("scaled_copies_made_in_a_loop", scaled_copies_made_in_a_loop, [np.arange(3.0)])
+        _check("copies_and_their_count", copies_and_their_count, [np.arange(3.0)])
     with warnings.catch_warnings():
         warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        _check("scaled_copies_made_in_a_loop", scaled_copies_made_in_a_loop, [np.arange(3.0)])
         _check("closures_made_in_a_loop", closures_made_in_a_loop, [np.arange(3.0)])
 
 

@@ -1329,3 +1329,65 @@ def test_print_in_compiled_code_prints_when_it_runs_as_python_prints(capsys):
         f(np.zeros(2), X, y)
         assert capsys.readouterr().out == want
     assert "stablehlo.while" in f.lower(np.zeros(2), X, y).mlir
+
+
+def pendulum_history(theta0, dt):
+    theta, omega = theta0, 0.0
+    thetas, energies = [theta], []
+    for i in range(200):
+        omega -= 9.81 * np.sin(theta) * dt
+        theta += omega * dt
+        thetas.append(theta)
+        energies.append(0.5 * omega ** 2 - 9.81 * np.cos(theta))
+    return np.array(thetas), np.array(energies), len(thetas)
+
+
+def snapshots_of_a_stencil(u):
+    snaps, rebound = [], [u]
+    for i in range(30):
+        u = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+        snaps.append(u.copy())
+        rebound.append(u)
+    return np.array(snaps), np.array(rebound)
+
+
+def updated_in_place_then_collected(u):
+    snaps = []
+    for i in range(12):
+        u += 1.0            # NumPy's list holds u itself twelve times: all of them its last value
+        snaps.append(u)
+    return np.array(snaps)
+
+
+def written_after_it_is_collected(u):
+    snaps = []
+    for i in range(12):
+        v = u * i
+        snaps.append(v)
+        v[0] = -1.0         # the list's array changes too
+    return np.array(snaps)
+
+
+def read_back_by_a_closure(u):
+    snaps = [u]
+
+    def last():
+        return snaps[-1]
+    for i in range(12):
+        snaps.append(last() * 2.0)   # (the loop reads the list through the closure: it is not collected)
+    return np.array(snaps)
+
+
+def test_a_list_a_long_loop_appends_one_value_to_per_trip_keeps_the_loop_rolled():
+    """A history (thetas.append(theta)) is a buffer the loop carries (tracing/histories.py): one rolled
+    loop, NumPy's values (a 200-step pendulum compiled in about 19 s, unrolled); an appended array a
+    later write changes (NumPy's list holds the object itself) still unrolls, to keep that."""
+    check(pendulum_history, 0.5, 0.01)
+    assert cf.compile(pendulum_history, 0.5, 0.01, optimize=False).mlir.count("stablehlo.while") == 1
+    u = rng.random(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        check(snapshots_of_a_stencil, u)
+    for fn in (updated_in_place_then_collected, written_after_it_is_collected, read_back_by_a_closure):
+        with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
+            check(fn, u)

@@ -597,6 +597,7 @@ class ControlFlow(ast.NodeTransformer):
             return before + [self._unconverted(node, "for loop", node.body, escape, names, brk)] + after
         p = self._prefix("for")
         sliced = _sliced_by(node.target, node.body)
+        appended = _appended_only(node.body)
         item = f"{p}_item"
         node.body = [ast.copy_location(ast.Assign([node.target], _name(item)), node)] + node.body
         if brk:  # iterations after a break do nothing, nor assign the loop variable
@@ -609,8 +610,22 @@ class ControlFlow(ast.NodeTransformer):
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),
-                                   ast.Constant(sliced)], node)
+                                   ast.Constant(sliced), _constants(appended)], node)
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
+
+
+def _appended_only(body) -> tuple:
+    """The names ``body`` uses only in ``name.append(value)`` statements: lists the loop may collect
+    one value per trip into without unrolling (tracing/histories.py), since it never reads them."""
+    uses, appends = {}, {}
+    for node in (n for statement in body for n in ast.walk(statement)):
+        if isinstance(node, ast.Name):
+            uses[node.id] = uses.get(node.id, 0) + 1
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords:
+            appends[call.func.value.id] = appends.get(call.func.value.id, 0) + 1
+    return tuple(sorted(name for name, count in appends.items() if uses[name] == count))
 
 
 def _sliced_by(target, body) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -13,7 +14,8 @@ from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, Un
 from ..ir.core import OpBudgetExceeded, current_block
 from ..pytree import flatten
 from ..tracing import checks, context, control, outside, python_ints
-from ..tracing.heap import Scope
+from ..tracing.heap import GENERATED, Scope
+from ..tracing.histories import History
 from ..tracing.array import TracedArray, defers_tracing, identical
 from ..tracing.trace import is_array
 from ..tracing.carry import Undefined
@@ -348,10 +350,12 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
-def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False):
+def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False, appended=()):
     """``broke()`` reads the loop's break flag (None: the loop has no break); ``sliced_by_counter``: the
-    body slices with a bound that names the loop variable (``x[:i]``)."""
-    loop = (get, set_, names, line, Scope(sys._getframe(1), get), broke, rebinds)
+    body slices with a bound that names the loop variable (``x[:i]``); ``appended``: the names it uses
+    only to append to (a rolled loop may collect their lists: tracing/histories.py)."""
+    frame = sys._getframe(1)
+    loop = (get, set_, names, line, Scope(frame, get), broke, rebinds, _appended_lists(frame, appended))
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
         why = _too_long(n) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
@@ -469,7 +473,27 @@ def _python_loop(iterable, body_fn, broke, line, why=None, trips=None):
                     return
 
 
-def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, fallback=True) -> str | None:
+def _appended_lists(frame, names) -> list:
+    """The lists of the function's own ``names`` (those its loop only appends to: not a global, nor a
+    variable of a function around it) that no other of its names, nor a function of the program's
+    it made (a closure could read them in the loop), holds."""
+    local = frame.f_locals
+    own = [local.get(n) for n in names if n not in frame.f_code.co_freevars]
+    closures = [cell for name, fn in local.items() if isinstance(fn, types.FunctionType)
+                and not name.startswith(GENERATED) for cell in fn.__closure__ or ()]
+    return [v for v in own if type(v) is list and sum(x is v for x in local.values()) == 1
+            and not any(_holds(cell, v) for cell in closures)]
+
+
+def _holds(cell, value) -> bool:
+    try:
+        return cell.cell_contents is value
+    except ValueError:  # (empty)
+        return False
+
+
+def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, appended=(),
+            fallback=True) -> str | None:
     """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter
     traced; None when it did.
 
@@ -511,10 +535,13 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
         bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
+    histories = [History(items, trips) for items in appended] if fallback and broke is None else []
+
     def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,
                            attributes=_options().attributes, bound=bound,
-                           runs=fallback and len(range(start, stop, step)) > 0, rebinds=rebinds, ends=True)
+                           runs=fallback and len(range(start, stop, step)) > 0, rebinds=rebinds, ends=True,
+                           histories=histories)
     if not fallback:
         roll()
         return None

@@ -569,7 +569,7 @@ class _Retry(Exception):
 
 
 def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attributes=None, bound=None,
-               runs=False, rebinds=(), entered=True, ends=False):
+               runs=False, rebinds=(), entered=True, ends=False, histories=()):
     """``while cond_fn(): body_fn()`` with a traced condition, as one stablehlo.while.  ``entered``:
     the condition's value before the loop (the caller evaluated it there, as Python does).
 
@@ -605,6 +605,7 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     initial = bindings.values()
     reachable = [o for x in flatten(initial)[0] if isinstance(x, TracedArray) for o in x.owners()]
     storages = list({id(o): o for o in [*bindings.heap.owners.values(), *reachable] if not o.scalar}.values())
+    histories = [h for h in histories if not bindings.heap.holds(h.items) and not outside.is_outside(h.items)]
     adoptable = bindings.adoptable([initial])
     layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
     trace = context.current()
@@ -614,10 +615,14 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
         count = trace.count
         try:
             _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs, rotated,
-                         ends, hinted)
+                         ends, hinted, histories)
             return
         except _Retry as retry:
             trace.count = count  # the discarded attempt's operations do not count against the budget
+            for h in histories:
+                if h.needs_buffer:
+                    h.make_buffer()
+                    storages.append(h.buffer)
             if retry.unhint or retry.refuse:
                 rebinds, adoptable = set(rebinds) - retry.unhint, adoptable - retry.refuse
                 layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
@@ -658,7 +663,7 @@ class _Tripwire(Undefined):
 
 
 def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages: list, where, attributes, bound,
-                 runs, rotated: list, ends: bool, hinted: set):
+                 runs, rotated: list, ends: bool, hinted: set, histories: list):
     initial = bindings.values()
     layout.fit_joined([initial])
     f, _ = layout.fit(initial, emit=True)
@@ -712,9 +717,12 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         trace = context.current()
         trace.running.append(running)
         sites = len(trace.checks.raises) if trace.checks else 0
+        seen["trip start"] = serial_now()
         try:
             with Journal() as journal, _traced_anyway(f"the body of {where}") if not runs else contextlib.nullcontext():
                 body_fn()
+                for h in histories:  # (a list it appends a value to per trip: histories.py; the counter is first)
+                    h.take(entry[0], bindings.values(), [a for a, _ in journal.written()], seen["trip start"])
                 again = condition() if rotated else None  # (Python's next test of it)
         finally:
             trace.running.pop()
@@ -728,6 +736,8 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
     def finish(entry, running, journal, again):
         state = bindings.values()
         changed = bindings.heap.changed_slots()
+        if any(h.needs_buffer for h in histories):
+            raise _Retry()
         bindings.heap.check_sizes(where)
         if bindings.add_slots(changed):
             raise _Retry()  # the layout gets the new slots once they hold their values before the loop
@@ -784,6 +794,9 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
     for a, r in zip(storages, results[width:]):
         if id(a) in seen["written"]:  # an array the loop only reads keeps its value
             a.value = r
+    for h in histories:
+        if h.buffer is not None:
+            h.extend()
     _make_stale(adopted, where)
 
 

@@ -153,6 +153,10 @@ class Heap:
                 self.containers.append((value, contents))
                 stack += [(v, depth + 1) for v in contents.values()]
 
+    def holds(self, obj) -> bool:
+        """Whether a container the scan reached holds ``obj`` (another way to it than a variable's)."""
+        return any(v is obj for _, contents in self.containers for v in contents.values())
+
     def changed_slots(self) -> list[Slot]:
         """The slots whose value is no longer the object they held at the scan."""
         return [Slot(c, key) for c, contents in self.containers for key, now in _contents(c).items()

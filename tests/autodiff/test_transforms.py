@@ -284,3 +284,17 @@ def test_a_transform_of_a_bound_method_reads_its_object_at_every_call():
         np.testing.assert_allclose(np.asarray(cf.grad(net.loss)(x)), want)
         np.testing.assert_allclose(np.asarray(cf.value_and_grad(net.loss)(x)[1]), want)
         np.testing.assert_allclose(np.asarray(cf.vjp(net.loss, x)[1](np.float64(1.0))[0]), want)
+
+
+def _loss_of_a_history(y0):
+    y, history = y0, []
+    for _ in range(50):
+        y = y + 0.05 * np.sin(y) * y
+        history.append(y)      # collected by the rolled loop (tracing/histories.py)
+    return np.sum(np.array(history) ** 2)
+
+
+def test_gradient_through_a_loop_that_collects_a_history():
+    y0 = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(np.asarray(cf.grad(_loss_of_a_history)(y0)),
+                               numeric_gradient(_loss_of_a_history, (y0,), 0), rtol=1e-6)

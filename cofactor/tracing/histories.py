@@ -1,0 +1,91 @@
+"""Histories: a list a rolled loop appends one value to per trip (``thetas.append(theta)`` in an
+integrator's ``for`` loop over a static range).
+
+A list that changes length in a traced loop cannot be carried (its length would be the trace's), so
+such a loop was unrolled: a copy of the body per trip, and a 1000-step pendulum compiled for over a
+minute.  When the loop's trip count is known and the list is one the body only appends to (the
+converted code's check: its name appears in the body only as ``name.append(v)``, and no other name
+or container holds it), the loop stays rolled: it carries a buffer of one row per trip, each trip
+writes its value at its row (the list keeps its length while traced), and after the loop the list
+gets the rows, each a value of its own, as the appended values were.
+
+A value is taken only where that is what NumPy keeps: a number (immutable), or an array made in the
+trip (not a view) when the trip writes no array that an earlier trip's value could be (the values a
+trip starts from): NumPy's list holds the array objects themselves, which a later in-place write
+would change; a snapshot would not.  Anything else leaves the list growing, and the loop unrolls as
+before.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import ops
+from ..pytree import flatten
+from .array import Either, TracedArray
+
+
+class History:
+    """A list a rolled loop of ``trips`` trips may append one value to per trip."""
+
+    def __init__(self, items: list, trips: int):
+        self.items, self.trips, self.length = items, trips, len(items)
+        self.kind = None    # (shape, dtype, Python number type or None) of the values, once seen
+        self.buffer = None  # the rows, carried by the loop once the kind is known
+
+    def take(self, trip, state, written, trip_start: int) -> bool:
+        """After a trip's body (``trip``: its counter; ``state``: the loop's variables; ``written``: the
+        owners the trip wrote; ``trip_start``: the first serial of the trip): its appended value moved
+        to the buffer (True); False where the list did not grow by one value this history takes, or it
+        is first seen (``needs_buffer``: the loop is traced again with one)."""
+        grown = self.items[self.length:]
+        if len(grown) != 1 or not self._takes(grown[0], state, written, trip_start):
+            return False
+        value = grown[0]
+        kind = _kind(value)
+        if self.kind is not None and kind != self.kind:
+            return False
+        self.kind = kind
+        if self.buffer is None:
+            return False
+        self.items.pop()
+        self.buffer[trip] = value
+        return True
+
+    @property
+    def needs_buffer(self) -> bool:
+        return self.kind is not None and self.buffer is None
+
+    def make_buffer(self):
+        """The buffer, made before the loop (so that the loop carries it), older than every region."""
+        shape, dtype, _, _ = self.kind
+        self.buffer = TracedArray(ops.constant(np.zeros((self.trips, *shape), dtype)))
+        self.buffer.serial = -1
+
+    def extend(self):
+        """After the loop: the list gets a value of its own per trip."""
+        shape, _, weak, scalar = self.kind
+        for k in range(self.trips):
+            row = ops.reshape(ops.slice(self.buffer.value, (k,) + (0,) * len(shape), (k + 1, *shape)), shape)
+            self.items.append(TracedArray(row, scalar=scalar, weak=weak))
+
+    def _takes(self, value, state, written, trip_start) -> bool:
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, (int, float, complex, np.generic)):
+            return True
+        if not isinstance(value, TracedArray) or isinstance(value, Either):
+            return False
+        if value.scalar:
+            return True
+        if value.lens is not None or value.serial < trip_start:
+            return False
+        held = {id(o) for x in flatten(list(state))[0] if isinstance(x, TracedArray) for o in x.owners()}
+        return not any(owner.serial < trip_start and id(owner) in held or owner is value for owner in written)
+
+
+def _kind(value) -> tuple:
+    """(shape, dtype, Python number type or None, scalar) of a value a history takes."""
+    if isinstance(value, TracedArray):
+        return value.shape, value.dtype, value.weak, value.scalar
+    weak = type(value) if type(value) in (int, float, complex) else None
+    return (), np.asarray(value).dtype, weak, True
