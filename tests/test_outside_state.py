@@ -1507,3 +1507,23 @@ def by_class(x):
 def test_the_class_of_a_traced_value_is_the_numpy_type_it_stands_for():
     x = np.ones(2)
     _same(cf.jit(by_class)(x), by_class(x))
+
+
+LOSSES = []
+
+
+def logs_each_step_to_a_global_list(x):
+    for i in range(x.shape[0]):
+        LOSSES.append(i)
+        x[i] += 1
+    return x
+
+
+def test_a_global_list_a_long_loop_appends_to():
+    """The loop, tried rolled, saw the list grow only as its body reached it (past the scan before the
+    loop): it stayed rolled, and the list kept a value of the abandoned body (a TracingError at the end)."""
+    LOSSES.clear()
+    x = np.arange(20.0)
+    with pytest.warns(cf.UnrolledLoopWarning, match="from outside the function changes length"):
+        _same(cf.jit(logs_each_step_to_a_global_list)(x.copy()), x + 1)
+    assert LOSSES == list(range(20)) and all(type(v) is int for v in LOSSES)

@@ -572,7 +572,7 @@ def _attempt(line, scope, roll) -> str | None:
     counts: Python code in the body that needs the loop's numbers as numbers (``d[i]``, ``"%d" % i``)
     runs as written once the loop is unrolled; an error of the program's own is raised there again."""
     trace = context.current()
-    count = trace.count
+    count, kept = trace.count, outside.Kept()
     try:
         roll()
     except _LengthEscapes:
@@ -580,9 +580,11 @@ def _attempt(line, scope, roll) -> str | None:
         raise
     except _PythonNumbers:
         trace.count = count
+        kept.restore()
         return ""
     except Exception as error:  # noqa: BLE001
         trace.count = count
+        kept.restore()
         reason = str(error).splitlines()[0] if isinstance(error, TracingError) else (
             f"its body raised {type(error).__name__}({str(error).splitlines()[0] if str(error) else ''}) "
             "with the loop's numbers traced")

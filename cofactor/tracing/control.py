@@ -602,6 +602,7 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     """
     where = f"the loop at line {line}"
     bindings = Bindings(names, get_state, set_state, scope, where)
+    kept = outside.Kept()  # (a global list the body reaches as it runs, past the heap's scan)
     initial = bindings.values()
     reachable = [o for x in flatten(initial)[0] if isinstance(x, TracedArray) for o in x.owners()]
     storages = list({id(o): o for o in [*bindings.heap.owners.values(), *reachable] if not o.scalar}.values())
@@ -615,7 +616,7 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
         count = trace.count
         try:
             _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs, rotated,
-                         ends, hinted, histories)
+                         ends, hinted, histories, kept)
             return
         except _Retry as retry:
             trace.count = count  # the discarded attempt's operations do not count against the budget
@@ -663,7 +664,7 @@ class _Tripwire(Undefined):
 
 
 def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages: list, where, attributes, bound,
-                 runs, rotated: list, ends: bool, hinted: set, histories: list):
+                 runs, rotated: list, ends: bool, hinted: set, histories: list, kept):
     initial = bindings.values()
     layout.fit_joined([initial])
     f, _ = layout.fit(initial, emit=True)
@@ -739,6 +740,13 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         if any(h.needs_buffer for h in histories):
             raise _Retry()
         bindings.heap.check_sizes(where)
+        grown = kept.changed()
+        if grown:
+            kept.restore()
+            raise located(TracingError(
+                f"a {grown} from outside the function changes length in {where}, which is compiled once for every "
+                f"way it can run, so the {grown}'s length would be wrong: change it outside the loop, or collect the "
+                "values in an array (out[i] = ...)"))
         if bindings.add_slots(changed):
             raise _Retry()  # the layout gets the new slots once they hold their values before the loop
         carried = {id(a) for a in storages}

@@ -165,6 +165,40 @@ def _slot_name(outside: "Outside", key) -> str:
     return f"{outside.name}[{key!r}]" if isinstance(outside.obj, (dict, *_SEQUENCES)) else f"{outside.name}.{key}"
 
 
+class Kept:
+    """The outside containers as they are now (those reached later: as first seen).  A traced loop's
+    body reaches a global list only as it runs, past the heap's scan before it (heap.py): ``changed``
+    says whether one changed length since (an append in a rolled body: the loop must unroll), and
+    ``restore`` puts them back (what the abandoned body appended is no value of the program's)."""
+
+    def __init__(self):
+        self.trace = context.current()
+        self.now = {key: _contents_of(o.obj) for key, o in self.trace.outside.items() if _sized(o.obj)}
+
+    def _then(self, key, o):
+        if key in self.now:
+            return self.now[key]
+        return dict(o.slots) if isinstance(o.obj, dict) else list(o.slots.values())
+
+    def changed(self):
+        """The kind of an outside container that changed length (a list, a dict), or None."""
+        return next((type(o.obj).__name__ for key, o in self.trace.outside.items()
+                     if _sized(o.obj) and len(o.obj) != len(self._then(key, o))), None)
+
+    def restore(self):
+        for key, o in self.trace.outside.items():
+            if _sized(o.obj):
+                _replace_contents(o.obj, self._then(key, o))
+
+
+def _sized(obj) -> bool:
+    return isinstance(obj, (list, dict, set, collections.deque))
+
+
+def _contents_of(obj):
+    return dict(obj) if isinstance(obj, dict) else list(obj)
+
+
 def _replace_contents(obj, values):
     """``obj`` (a list, deque, set or dict) holds ``values`` and nothing else."""
     if isinstance(obj, list):
