@@ -1343,12 +1343,20 @@ def pendulum_history(theta0, dt):
 
 
 def snapshots_of_a_stencil(u):
-    snaps, rebound = [], [u]
+    snaps = []
     for i in range(30):
         u = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
         snaps.append(u.copy())
-        rebound.append(u)
-    return np.array(snaps), np.array(rebound)
+    return np.array(snaps)
+
+
+def the_last_value_is_the_variable(u):
+    hist = []
+    for i in range(10):
+        u = u + 1.0
+        hist.append(u)
+    hist[-1][0] = -1.0      # hist[-1] is u itself
+    return u, np.array(hist)
 
 
 def updated_in_place_then_collected(u):
@@ -1388,6 +1396,7 @@ def test_a_list_a_long_loop_appends_one_value_to_per_trip_keeps_the_loop_rolled(
     with warnings.catch_warnings():
         warnings.simplefilter("error", cf.UnrolledLoopWarning)
         check(snapshots_of_a_stencil, u)
-    for fn in (updated_in_place_then_collected, written_after_it_is_collected, read_back_by_a_closure):
+    for fn in (updated_in_place_then_collected, written_after_it_is_collected, read_back_by_a_closure,
+               the_last_value_is_the_variable):
         with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
             check(fn, u)

@@ -1527,3 +1527,52 @@ def test_a_global_list_a_long_loop_appends_to():
     with pytest.warns(cf.UnrolledLoopWarning, match="from outside the function changes length"):
         _same(cf.jit(logs_each_step_to_a_global_list)(x.copy()), x + 1)
     assert LOSSES == list(range(20)) and all(type(v) is int for v in LOSSES)
+
+
+STATS = {"n": 0}
+
+
+def counted_per_trip(x):
+    for i in range(10):
+        STATS["n"] += 1
+        counted_per_trip.calls += 1
+        x = x + STATS["n"]
+    return x
+
+
+def counted_when_positive(x):
+    if x.sum() > 4:
+        STATS["n"] += 1
+    return x
+
+
+def test_state_reached_only_inside_a_loop_or_a_branch_changes_as_python_changes_it():
+    """A global dict, a function's attribute: reached only as the body runs, past what a rolled loop
+    carries, they changed once per call (the loop is unrolled now), and under a traced if whichever
+    branch ran (a clear error now)."""
+    STATS["n"], counted_per_trip.calls = 0, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cf.UnrolledLoopWarning)
+        _same(cf.jit(counted_per_trip)(np.zeros(2)), np.full(2, 55.0))
+    assert STATS["n"] == 10 and counted_per_trip.calls == 10
+    with pytest.raises(cf.TracingError, match="changes in a branch of the if"):
+        cf.jit(counted_when_positive)(np.ones(3))
+
+
+def zipped_twice(x, y):
+    pairs = zip(x, y)
+    s = 0.0
+    for a, b in pairs:
+        s += a * b
+    for a, b in pairs:   # used up: Python runs it zero times
+        s += 100.0
+    first = zip(x, y)
+    a0, b0 = next(first)
+    for a, b in first:
+        s += a - b
+    return s + a0
+
+
+def test_a_zip_of_arrays_is_used_up_as_pythons():
+    x, y = np.arange(12.0), np.ones(12)
+    _same(cf.jit(zipped_twice)(x, y), zipped_twice(x, y))

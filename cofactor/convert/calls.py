@@ -71,10 +71,16 @@ def call(fn, *args, **kwargs):
         return handled
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeEnumerate(*args, **kwargs)
-    if (fn is zip and args and not kwargs or fn is enumerate and len(args) + len(kwargs) <= 2 and args) and \
-            all(isinstance(a, TracedArray) and a.ndim for a in (args if fn is zip else args[:1])):
-        return statements.ArrayIteration(args, None) if fn is zip else \
-            statements.ArrayIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
+    if (fn is zip and args and set(kwargs) <= {"strict"} or fn is enumerate and len(args) + len(kwargs) <= 2 and args) \
+            and all(isinstance(a, TracedArray) and a.ndim for a in (args if fn is zip else args[:1])):
+        if fn is enumerate:
+            return statements.ArrayIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
+        lengths = [a.shape[0] for a in args]
+        short = next((k for k, n in enumerate(lengths) if n != lengths[0]), None)
+        if kwargs.get("strict") and short is not None:  # (Python's error, where zip would meet it)
+            raise located(ValueError(f"zip() argument {short + 1} is {'shorter' if lengths[short] < lengths[0] else 'longer'} "
+                                     f"than argument{' 1' if short == 1 else 's 1-' + str(short)}"))
+        return statements.ArrayIteration(args, None)
     if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
     if fn is len and len(args) == 1 and not kwargs and (outside.is_outside(args[0]) or own_hook(args[0], "__len__")):

@@ -328,17 +328,29 @@ class ArrayIteration:
     """``zip(a, b, ...)`` or ``enumerate(a, start)`` (``start`` not None) of traced arrays of known
     lengths: a for loop over it is rolled as one over ``range(trips)`` is (unrolled, it made a copy
     of its body per element: a confusion matrix over 40 labels compiled for 28 s); anywhere else it
-    iterates as Python's zip and enumerate do."""
+    is the iterator Python's zip and enumerate make, used up as they are (``taken``: the items given
+    so far; None once a loop over it broke on a traced condition, where it stopped is known only
+    when the program runs)."""
 
     def __init__(self, arrays, start=None):
-        self.arrays, self.start = list(arrays), start
+        self.arrays, self.start, self.taken = list(arrays), start, 0
         self.trips = min(a.shape[0] for a in self.arrays)
 
     def item(self, i):
         return (i + self.start, self.arrays[0][i]) if self.start is not None else tuple(a[i] for a in self.arrays)
 
     def __iter__(self):
-        return enumerate(self.arrays[0], self.start) if self.start is not None else zip(*self.arrays)
+        return self
+
+    def __next__(self):
+        if self.taken is None:
+            raise located(TracingError(
+                "a zip or enumerate iterator used again after a loop over it stopped at a break whose condition is "
+                "traced: where it stopped is known only when the compiled function runs (index the arrays instead)"))
+        if self.taken >= self.trips:
+            raise StopIteration
+        self.taken += 1
+        return self.item(self.taken - 1)
 
 
 def range_(*args):
@@ -368,10 +380,12 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
     if defers_tracing(iterable):  # an array whose length is known only at run time: that many trips
         _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False)
         return
-    if isinstance(iterable, ArrayIteration):
+    if isinstance(iterable, ArrayIteration) and iterable.taken == 0:
         why = _too_long(iterable.trips) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop)
-        if why is not None:
-            _python_loop(iter(iterable), body_fn, broke, line, why or None, iterable.trips)
+        if why is None:  # (rolled: used up, or stopped where a traced break left it)
+            iterable.taken = iterable.trips if broke is None or not _traced(broke()) else None
+            return
+        _python_loop(iterable, body_fn, broke, line, why or None, iterable.trips)
         return
     if isinstance(iterable, RunTimeEnumerate):
         array, start = iterable.array, iterable.start

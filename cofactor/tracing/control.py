@@ -400,7 +400,16 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     where = f"the if at line {line}"
     bindings = Bindings(names, get_state, set_state, scope, where)
     initial = bindings.values()
-    arms = [_run_arm(bindings, fn, initial, where) for fn in (then_fn, else_fn)]
+    kept = outside.Kept()  # (an object from outside reached only in an arm: not carried by the if)
+    arms = []
+    for fn in (then_fn, else_fn):
+        arms.append(_run_arm(bindings, fn, initial, where))
+        outside_change = kept.changed({id(c) for c, _ in bindings.heap.containers} | {id(scope.frame.f_globals)})
+        if outside_change:
+            raise located(TracingError(
+                f"{outside_change} in a branch of {where} (reached only in the branch: a global, a module's or a "
+                "function's attribute), which compiled code would change whichever branch runs: change it outside "
+                "the if, or choose the value with np.where"))
     for arm in arms:
         bindings.add_slots(arm[4])
     initial = initial + [slot_value(s) for s in bindings.slots]
@@ -740,13 +749,13 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         if any(h.needs_buffer for h in histories):
             raise _Retry()
         bindings.heap.check_sizes(where)
-        grown = kept.changed()
-        if grown:
+        outside_change = kept.changed({id(c) for c, _ in bindings.heap.containers})
+        if outside_change:
             kept.restore()
             raise located(TracingError(
-                f"a {grown} from outside the function changes length in {where}, which is compiled once for every "
-                f"way it can run, so the {grown}'s length would be wrong: change it outside the loop, or collect the "
-                "values in an array (out[i] = ...)"))
+                f"{outside_change} in {where} (reached only as the body runs, past what the loop carries: a global, a "
+                "module's or a function's attribute), so it would change once, not at every trip: the loop is "
+                "unrolled, or change it outside the loop, or keep the values in local variables or arrays"))
         if bindings.add_slots(changed):
             raise _Retry()  # the layout gets the new slots once they hold their values before the loop
         carried = {id(a) for a in storages}

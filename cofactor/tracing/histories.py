@@ -10,9 +10,10 @@ writes its value at its row (the list keeps its length while traced), and after 
 gets the rows, each a value of its own, as the appended values were.
 
 A value is taken only where that is what NumPy keeps: a number (immutable), or an array made in the
-trip (not a view) when the trip writes no array that an earlier trip's value could be (the values a
-trip starts from): NumPy's list holds the array objects themselves, which a later in-place write
-would change; a snapshot would not.  Anything else leaves the list growing, and the loop unrolls as
+trip (not a view) that the trip does not write after appending it and that no variable of the loop
+holds (``hist.append(u.copy())``): NumPy's list holds the array objects themselves, which a later
+in-place write would change, and the last of which is the loop variable itself after the loop; a
+snapshot would be neither.  Anything else leaves the list growing, and the loop unrolls as
 before.
 """
 from __future__ import annotations
@@ -80,7 +81,7 @@ class History:
         if value.lens is not None or value.serial < trip_start:
             return False
         held = {id(o) for x in flatten(list(state))[0] if isinstance(x, TracedArray) for o in x.owners()}
-        return not any(owner.serial < trip_start and id(owner) in held or owner is value for owner in written)
+        return id(value) not in held and not any(owner is value for owner in written)
 
 
 def _kind(value) -> tuple:

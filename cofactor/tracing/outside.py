@@ -174,21 +174,37 @@ class Kept:
     def __init__(self):
         self.trace = context.current()
         self.now = {key: _contents_of(o.obj) for key, o in self.trace.outside.items() if _sized(o.obj)}
+        self.slots = {key: _slots(o.obj) for key, o in self.trace.outside.items()}
 
     def _then(self, key, o):
         if key in self.now:
             return self.now[key]
         return dict(o.slots) if isinstance(o.obj, dict) else list(o.slots.values())
 
-    def changed(self):
-        """The kind of an outside container that changed length (a list, a dict), or None."""
-        return next((type(o.obj).__name__ for key, o in self.trace.outside.items()
-                     if _sized(o.obj) and len(o.obj) != len(self._then(key, o))), None)
+    def changed(self, carried=frozenset()):
+        """What of an outside object changed since, where the region does not carry it (``carried``:
+        ids of the containers it does): "a list changes length", "an attribute of a C changes", or None."""
+        for key, o in self.trace.outside.items():
+            if id(o.obj) in carried:
+                continue
+            if _sized(o.obj) and len(o.obj) != len(self._then(key, o)):
+                return f"a {type(o.obj).__name__} from outside the function changes length"
+            then, now = self.slots.get(key, o.slots), _slots(o.obj)
+            if then.keys() != now.keys() or any(now[k] is not v for k, v in then.items()):
+                what = f"a global of module {o.obj['__name__']}" if isinstance(o.obj, dict) and "__name__" in o.obj \
+                    else "an entry of a dict" if isinstance(o.obj, dict) else "an item of a list" if \
+                    isinstance(o.obj, _SEQUENCES) else f"an attribute of {o.name}"
+                return f"{what} from outside the function changes"
+        return None
 
     def restore(self):
         for key, o in self.trace.outside.items():
             if _sized(o.obj):
                 _replace_contents(o.obj, self._then(key, o))
+            elif not isinstance(o.obj, (set, types.CellType)):
+                for name, value in self.slots.get(key, o.slots).items():
+                    if _slots(o.obj).get(name, _MISSING) is not value:
+                        setattr(o.obj, name, value)
 
 
 def _sized(obj) -> bool:
