@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import itertools
+import sys
 import weakref
 
 import numpy as np
@@ -48,13 +49,18 @@ class _Printer:
     def __init__(self, treedef, leaves, sep, end, file, flush):
         self.treedef = treedef
         self.parts = [_RUN_TIME if isinstance(x, TracedArray) else x for x in leaves]
-        self.types = [(x.shape, x.dtype) for x in leaves if isinstance(x, TracedArray)]
-        self.options = {"sep": sep, "end": end, "file": file, "flush": flush}
+        self.types = [(x.shape, x.dtype, x.weak) for x in leaves if isinstance(x, TracedArray)]
+        # sys.stdout and sys.stderr as they are when it prints (a redirect_stdout around a later call)
+        self.stream = {id(sys.stdout): "stdout", id(sys.stderr): "stderr"}.get(id(file))
+        self.options = {"sep": sep, "end": end, "file": None if self.stream else file, "flush": flush}
 
     def __call__(self, pointers):
-        arrays = iter([_array(p, shape, dtype) for p, (shape, dtype) in zip(pointers, self.types)])
+        # (a traced Python number is one again: 3, not np.int64(3), also inside a list it prints)
+        arrays = iter([weak(a) if weak else a for a, (_, _, weak) in
+                       zip([_array(p, shape, dtype) for p, (shape, dtype, _) in zip(pointers, self.types)], self.types)])
         values = unflatten(self.treedef, [next(arrays) if x is _RUN_TIME else x for x in self.parts])
-        builtins.print(*values, **self.options)
+        options = dict(self.options, file=getattr(sys, self.stream)) if self.stream else self.options
+        builtins.print(*values, **options)
 
 
 class Formatted:
@@ -79,9 +85,21 @@ def formatted(template: str, values: list):
     """An f-string argument of ``print`` in converted code: the string now, or a Formatted where it shows
     traced values (``f"loss {loss:.4f}"`` in a training loop: Python's text of the value when it runs)."""
     if context.is_tracing() and any(isinstance(v, TracedArray) for v in flatten(values)[0]):
-        return Formatted(template, values, tuple(getattr(v, "weak", None) if isinstance(v, TracedArray) else None
-                                                 for v in values))
+        kinds = tuple(getattr(v, "weak", None) if isinstance(v, TracedArray) else None for v in values)
+        try:  # (Python's error for a format its values cannot take, now: {x:d} of a float)
+            Formatted(template, [_example(v) for v in values], kinds).__str__()
+        except (ValueError, TypeError) as e:
+            raise located(type(e)(str(e))) from None
+        return Formatted(template, values, kinds)
     return template.format(*values)
+
+
+def _example(value):
+    """A value of ``value``'s kind to try a format on (its own, where it is not traced)."""
+    if not isinstance(value, TracedArray):
+        return value
+    example = np.zeros(value.shape, value.dtype)
+    return example[()] if not value.shape else example
 
 
 def _array(pointer, shape, dtype):
@@ -128,8 +146,10 @@ def before_prints():
 
 
 def prints_when_run() -> bool:
-    """Whether a print in code being traced prints when the program runs (on CPU, where cf.print can)."""
-    return context.is_tracing() and default_device().platform == "cpu"
+    """Whether a print in code being traced prints when the program runs: on CPU, where cf.print can,
+    and not in code being differentiated (forward mode over reverse, as cf.hessian makes, has no
+    derivative of cf.print's call; transforms trace the code more than once)."""
+    return context.is_tracing() and not context.is_differentiating() and default_device().platform == "cpu"
 
 
 def print(*values, sep=" ", end="\n", file=None, flush=False):

@@ -1400,3 +1400,32 @@ def test_a_list_a_long_loop_appends_one_value_to_per_trip_keeps_the_loop_rolled(
                the_last_value_is_the_variable):
         with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
             check(fn, u)
+
+
+def prints_in_both_arms_to_stderr(x):
+    if x.sum() > 0:
+        print("positive", [float(x[0]), int(x[1])], file=sys.stderr)
+    else:
+        print("negative", file=sys.stderr)
+    return x
+
+
+def test_print_in_both_arms_of_a_traced_if_to_the_stream_of_the_call(capsys):
+    """(It was refused in both arms; file=sys.stderr was the stream of the first trace; a traced Python
+    number in a printed list showed as np.float64.)"""
+    f = cf.jit(prints_in_both_arms_to_stderr)
+    for x in (np.array([1.5, 2.0]), np.array([-1.5, -2.0])):
+        prints_in_both_arms_to_stderr(x)
+        want = capsys.readouterr().err
+        f(x)
+        assert capsys.readouterr().err == want
+
+
+def prints_a_float_as_an_int(x):
+    print(f"count {x.sum():d}")
+    return x
+
+
+def test_a_format_its_values_cannot_take_is_pythons_error_when_traced():
+    with pytest.raises(ValueError, match="Unknown format code 'd'"):
+        cf.jit(prints_a_float_as_an_int)(np.ones(3))

@@ -344,3 +344,11 @@ def test_python_and_ndarray_features_cofactor_does_not_take_name_themselves(fn, 
     with pytest.raises(error, match=words) as info:
         cf.jit(fn)(np.arange(4.0))
     assert __file__ in str(info.value)
+
+
+@pytest.mark.parametrize("make", [lambda: np.ma.masked_array(np.arange(4.0), mask=[0, 1, 0, 0]),
+                                  lambda: np.matrix([[1.0, 2.0], [3.0, 4.0]])], ids=["masked", "matrix"])
+def test_arguments_of_an_ndarray_subclass_are_refused(make):
+    """(They were read as plain arrays: a masked array's masked elements computed, np.matrix's * elementwise.)"""
+    with pytest.raises(cf.UnsupportedError, match="subclass of numpy.ndarray"):
+        cf.jit(lambda x: x * x + x.sum())(make())

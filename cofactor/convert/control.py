@@ -514,7 +514,9 @@ class ControlFlow(ast.NodeTransformer):
         call = self._call("if_", [node.test, _name(then.name), _name(orelse.name), _name(getter.name),
                                   _name(setter.name), _constants(names),
                                   ast.Constant(node.lineno), ast.Constant(exited_else)], node)
-        return [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
+        # (cf.print's order made before the if, where its arms may print: each arm carries it out)
+        before = [self._call("before_prints", [], node)] if _calls_print(node.body + node.orelse) else []
+        return before + [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
     def _exit_flags(self, node):
         """Rewrite the loop's break/continue into flags; returns (break flag, statements that must run

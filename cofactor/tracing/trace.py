@@ -61,6 +61,10 @@ class PythonNumber:
 def argument_type(x) -> TensorType:
     if not is_supported_dtype(x.dtype):
         raise TracingError(f"arguments of dtype {x.dtype} are not supported by cofactor")
+    if isinstance(x, np.ndarray) and type(x) not in (np.ndarray, np.memmap):  # (their operators are their own)
+        raise UnsupportedError(f"arguments of a subclass of numpy.ndarray ({type(x).__module__}.{type(x).__name__}: "
+                               "a masked array's mask, np.matrix's *) are not supported by cofactor: pass "
+                               "np.asarray(x), and what the subclass adds beside it")
     return TensorType(np.shape(x), x.dtype)
 
 
