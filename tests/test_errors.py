@@ -162,7 +162,8 @@ def test_a_value_that_escapes_its_branch_is_an_error_naming_the_line():
             _keep(x * 2)
         return _HIDDEN["v"] + 1  # uses a value computed inside the if
 
-    with pytest.raises(cf.TracingError, match="computed inside the if at line") as info:
+    with pytest.raises(cf.TracingError, match="from outside the function changes length in a branch of the if at "
+                                              "line") as info:
         cf.jit(f)(np.ones(3))
     assert HERE in str(info.value)
 
