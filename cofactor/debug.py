@@ -94,6 +94,19 @@ def formatted(template: str, values: list):
     return template.format(*values)
 
 
+def fstring(template: str, values: list) -> str:
+    """An f-string in converted code (not an argument of print): Python's text, or, with a traced value
+    in it, a clear error: the text would be the trace's (a log of them, a message returned), silently.
+    A raise's message checked at run time shows the values when it fires (tracing/checks.py)."""
+    building_a_message = context.is_tracing() and context.current().checks is not None and \
+        context.current().checks.shown is not None
+    if not building_a_message:
+        traced = next((v for v in flatten(values)[0] if isinstance(v, TracedArray)), None)
+        if traced is not None:
+            traced.no_text("an f-string")
+    return template.format(*values)
+
+
 def _example(value):
     """A value of ``value``'s kind to try a format on (its own, where it is not traced)."""
     if not isinstance(value, TracedArray):

@@ -48,7 +48,7 @@ def formats_its_total(x):
 
 def test_formatting_a_traced_value_with_a_spec_explains():
     """A string made of run-time values cannot be built at compile time (it was an internal error)."""
-    with pytest.raises(cf.ConcretizationError, match=r"format spec '.3f'.*after the call") as info:
+    with pytest.raises(cf.ConcretizationError, match=r"an f-string of a traced number.*after the call") as info:
         cf.jit(formats_its_total)(np.ones(3))
     assert "formats_its_total" not in str(info.value) and "return f\"total=" in str(info.value)
 
@@ -364,3 +364,15 @@ def test_arguments_of_an_ndarray_subclass_are_refused(make):
     """(They were read as plain arrays: a masked array's masked elements computed, np.matrix's * elementwise.)"""
     with pytest.raises(cf.UnsupportedError, match="subclass of numpy.ndarray"):
         cf.jit(lambda x: x * x + x.sum())(make())
+
+
+def _logs_a_message(x, log):
+    msg = f"sum {x.sum()}"
+    log.append(f"x0={x[0]}")
+    return msg
+
+
+def test_an_f_string_of_a_traced_value_outside_print_is_a_clear_error():
+    """(Its text was the trace's, silently: a log of 'x0=scalar(shape=(), dtype=float64)'.)"""
+    with pytest.raises(cf.ConcretizationError, match="an f-string of a traced number"):
+        cf.jit(_logs_a_message)(np.ones(3), [])

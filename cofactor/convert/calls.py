@@ -284,7 +284,7 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 compare_chain=statements.compare_chain,
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
                                 checked_raise=statements.checked_raise, built=statements.built,
-                                before_prints=debug.before_prints, formatted=debug.formatted)
+                                before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring)
 
 
 def _user_callable(fn):

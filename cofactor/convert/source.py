@@ -33,10 +33,12 @@ _LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for p in (
 
 class _RouteCalls(ast.NodeTransformer):
     def visit_Call(self, node):
-        self.generic_visit(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id == "print":  # (its f-strings formatted when the program runs)
-            node.args = [_formatted_when_run(a) if isinstance(a, ast.JoinedStr) else a for a in node.args]
+            for a in node.args:
+                if isinstance(a, ast.JoinedStr):
+                    a.printed = True
+        self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE and not (func.id == "vars" and node.args) or \
                 isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
                 func.value.id in (RUNTIME, OUTER):
@@ -45,10 +47,18 @@ class _RouteCalls(ast.NodeTransformer):
                                           args=[node.func, *node.args], keywords=node.keywords), node)
 
 
-def _formatted_when_run(text: ast.JoinedStr):
-    """``f"loss {loss:.4f}"`` as ``__cofactor__.formatted("loss {:.4f}", [loss])``: formatted now, or when the
-    compiled function runs where a value is traced (debug.py); one whose format spec has values of its own
-    (``{x:{width}}``) is left as written."""
+    def visit_JoinedStr(self, node):
+        for part in node.values:  # (the values; a format spec is an f-string of its own, kept as written)
+            if isinstance(part, ast.FormattedValue):
+                part.value = self.visit(part.value)
+        return _formatted(node, "formatted" if getattr(node, "printed", False) else "fstring")
+
+
+def _formatted(text: ast.JoinedStr, how: str):
+    """``f"loss {loss:.4f}"`` as ``__cofactor__.<how>("loss {:.4f}", [loss])``: formatted now, or, where a value
+    is traced, when the compiled function runs (``formatted``: an argument of print, debug.py) or not at
+    all (``fstring``: its text would be the trace's, a clear error).  One whose format spec has values of
+    its own (``{x:{width}}``) is left as written."""
     template, values = [], []
     for part in text.values:
         if isinstance(part, ast.Constant):
@@ -60,7 +70,7 @@ def _formatted_when_run(text: ast.JoinedStr):
         conversion = "" if part.conversion == -1 else "!" + chr(part.conversion)
         template.append("{" + conversion + (":" + "".join(p.value for p in spec.values) if spec else "") + "}")
         values.append(part.value)
-    call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), "formatted", ast.Load()),
+    call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), how, ast.Load()),
                     [ast.Constant("".join(template)), ast.List(values, ast.Load())], [])
     return ast.copy_location(call, text)
 

@@ -176,7 +176,7 @@ class TracedArray:
         raise located(ConcretizationError(
             f"{what} of a traced {'number' if self.scalar else 'array'} needs its value, which is only known when "
             "the compiled function runs (its text now would be the trace's, not the value's): format the result "
-            "after the call, or print it when it runs with cf.print"))
+            "after the call, or give it to print(...), which formats its f-string arguments when the program runs"))
 
     def __hash__(self):  # (a dict key or a set element: hashed by its value in NumPy)
         if not self.scalar:
