@@ -181,7 +181,7 @@ class Compiled:
         self._host_inputs = self.trace.host_inputs
         self._guards = self.trace.guards
         self._checks = self.trace.checks
-        self._native = None  # the C++ caller of the hot path, made once the auto rival is settled
+        self._native = None  # the C++ caller of the hot path, made once the auto rival is settled (False: none)
 
     def _traced(self, args, kwargs, options):
         """The trace with the Python floats traced, or, if that fails (the function needs their
@@ -278,13 +278,13 @@ class Compiled:
         if self._guards:
             implicit.check(self._guards, arrays)
         native = self._native
-        outputs = native(arrays) if native is not None else None
+        outputs = native(arrays) if native else None
         if outputs is None:
             buffers, waits = self.executable.buffers(arrays)
             if self._rival is not None:
                 self._keep_faster(buffers)
-            elif native is None:  # (the program is the one it keeps from now on)
-                self._native = self.executable.native(len(arrays))
+            elif native is None:  # (the program is the one it keeps from now on; False: it has none)
+                self._native = self.executable.native(len(arrays)) or False
             outputs = self.executable(buffers)
             if waits:
                 wait_for(outputs)

@@ -56,8 +56,8 @@ class _Printer:
 
     def __call__(self, pointers):
         # (a traced Python number is one again: 3, not np.int64(3), also inside a list it prints)
-        arrays = iter([weak(a) if weak else a for a, (_, _, weak) in
-                       zip([_array(p, shape, dtype) for p, (shape, dtype, _) in zip(pointers, self.types)], self.types)])
+        arrays = iter([weak(_array(p, shape, dtype)) if weak else _array(p, shape, dtype)
+                       for p, (shape, dtype, weak) in zip(pointers, self.types)])
         values = unflatten(self.treedef, [next(arrays) if x is _RUN_TIME else x for x in self.parts])
         options = dict(self.options, file=getattr(sys, self.stream)) if self.stream else self.options
         builtins.print(*values, **options)

@@ -404,7 +404,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     arms = []
     for fn in (then_fn, else_fn):
         arms.append(_run_arm(bindings, fn, initial, where))
-        outside_change = kept.changed({id(c) for c, _ in bindings.heap.containers} | {id(scope.frame.f_globals)})
+        outside_change = kept.changed(bindings.heap.scanned | {id(scope.frame.f_globals)})
         if outside_change:
             raise located(TracingError(
                 f"{outside_change} in a branch of {where} (reached only in the branch: a global, a module's or a "
@@ -749,7 +749,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         if any(h.needs_buffer for h in histories):
             raise _Retry()
         bindings.heap.check_sizes(where)
-        outside_change = kept.changed({id(c) for c, _ in bindings.heap.containers})
+        outside_change = kept.changed(bindings.heap.scanned)
         if outside_change:
             kept.restore()
             raise located(TracingError(

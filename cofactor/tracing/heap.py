@@ -153,6 +153,11 @@ class Heap:
                 self.containers.append((value, contents))
                 stack += [(v, depth + 1) for v in contents.values()]
 
+    @property
+    def scanned(self) -> set:
+        """ids of the containers the scan reached (a region carries what changes in them)."""
+        return {id(c) for c, _ in self.containers}
+
     def holds(self, obj) -> bool:
         """Whether a container the scan reached holds ``obj`` (another way to it than a variable's)."""
         return any(v is obj for _, contents in self.containers for v in contents.values())

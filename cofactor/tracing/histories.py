@@ -30,27 +30,24 @@ class History:
 
     def __init__(self, items: list, trips: int):
         self.items, self.trips, self.length = items, trips, len(items)
-        self.kind = None    # (shape, dtype, Python number type or None) of the values, once seen
+        self.kind = None    # (shape, dtype, Python number type or None, scalar) of the values, once seen
         self.buffer = None  # the rows, carried by the loop once the kind is known
 
-    def take(self, trip, state, written, trip_start: int) -> bool:
+    def take(self, trip, state, written, trip_start: int):
         """After a trip's body (``trip``: its counter; ``state``: the loop's variables; ``written``: the
         owners the trip wrote; ``trip_start``: the first serial of the trip): its appended value moved
-        to the buffer (True); False where the list did not grow by one value this history takes, or it
-        is first seen (``needs_buffer``: the loop is traced again with one)."""
+        to the buffer, once there is one (first seen, ``needs_buffer``: the loop is traced again with
+        one); left in the list where it did not grow by one value this history takes (the list's
+        length check then unrolls the loop)."""
         grown = self.items[self.length:]
         if len(grown) != 1 or not self._takes(grown[0], state, written, trip_start):
-            return False
-        value = grown[0]
-        kind = _kind(value)
+            return
+        kind = _kind(grown[0])
         if self.kind is not None and kind != self.kind:
-            return False
+            return
         self.kind = kind
-        if self.buffer is None:
-            return False
-        self.items.pop()
-        self.buffer[trip] = value
-        return True
+        if self.buffer is not None:
+            self.buffer[trip] = self.items.pop()
 
     @property
     def needs_buffer(self) -> bool:

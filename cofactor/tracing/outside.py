@@ -173,13 +173,12 @@ class Kept:
 
     def __init__(self):
         self.trace = context.current()
-        self.now = {key: _contents_of(o.obj) for key, o in self.trace.outside.items() if _sized(o.obj)}
         self.slots = {key: _slots(o.obj) for key, o in self.trace.outside.items()}
 
     def _then(self, key, o):
-        if key in self.now:
-            return self.now[key]
-        return dict(o.slots) if isinstance(o.obj, dict) else list(o.slots.values())
+        """The contents of the container ``o`` then (its slots as the trace first saw them, if later)."""
+        slots = self.slots.get(key, o.slots)
+        return dict(slots) if isinstance(o.obj, dict) else list(slots.values())
 
     def changed(self, carried=frozenset()):
         """What of an outside object changed since, where the region does not carry it (``carried``:
@@ -209,10 +208,6 @@ class Kept:
 
 def _sized(obj) -> bool:
     return isinstance(obj, (list, dict, set, collections.deque))
-
-
-def _contents_of(obj):
-    return dict(obj) if isinstance(obj, dict) else list(obj)
 
 
 def _replace_contents(obj, values):

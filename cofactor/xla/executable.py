@@ -226,12 +226,11 @@ class _NativeCaller:
         from jax._src.interpreters import pxla
         from jaxlib import _jax
 
-        self.sharding, self.arity, self._x64 = single_device(executable.device), arity, config.enable_x64
+        self.sharding, self._x64 = single_device(executable.device), config.enable_x64
         loaded, handlers, put = executable.loaded, executable._handlers, executable._put
 
         def run(*args):  # jaxlib's cache miss, and its route where JAX's jit is disabled
-            buffers = [a if isinstance(a, _jax.ArrayImpl) else put(a) for a in args]
-            return tuple(loaded.execute_sharded(buffers).consume_with_handlers(handlers))
+            return tuple(_executed(loaded, [a if isinstance(a, _jax.ArrayImpl) else put(a) for a in args], handlers))
 
         def cache_miss(*args):
             return run(*args), fast, False
