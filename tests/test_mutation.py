@@ -496,6 +496,13 @@ def _asked_of_memory(x):
             np.shares_memory(x[:3], x[2:]), np.shares_memory(x, x.reshape(2, 2).T))
 
 
+def _asked_of_views_of_no_axes(t, b):
+    v, w = t[...], b[1, 0, ...]
+    v += 1
+    return (np.shares_memory(t, v), np.may_share_memory(t, t[None]), np.shares_memory(b, w),
+            np.shares_memory(b[0, ...], b[1, None]), np.shares_memory(t, t[()]), t)
+
+
 def _rotated_through_out(x):
     np.concatenate([x[1:], x[:1]], out=x)
     return x
@@ -523,13 +530,14 @@ def _same_strides(x):
 
 @pytest.mark.parametrize("f, make", [
     (_asked_of_memory, lambda: np.arange(4.0)),
+    (lambda t: _asked_of_views_of_no_axes(t, np.ones((2, 3))), lambda: np.array(2.0)),
     (_rotated_through_out, lambda: np.arange(4.0)),
     (_rows_stacked_into_themselves, lambda: np.arange(9.0).reshape(3, 3)),
     (_sorted_then_written, _fortran),
     (_windows, lambda: np.arange(8.0)[::2]),
     (_same_strides, _transposed),
     (_same_strides, _fortran),
-], ids=["shares_memory", "concatenate_out", "stack_out", "sort_where_round", "windows_of_a_strided_argument",
+], ids=["shares_memory", "shares_memory_of_no_axes", "concatenate_out", "stack_out", "sort_where_round", "windows_of_a_strided_argument",
         "as_strided_transposed", "as_strided_fortran"])
 def test_memory_questions_and_overlapping_outs_are_numpys(f, make):
     """np.shares_memory is NumPy's exact answer for views of one array; np.concatenate and np.stack into an

@@ -171,7 +171,7 @@ class BasicIndex(Lens):
                 start = 0 if isinstance(start, Value) or not count else start  # (an empty reversed slice's is -1)
                 stop = start + count * step
                 index.append(slice(start, stop if stop >= 0 else None, step))
-        return np.reshape(array[tuple(index)], self.shape, copy=False)
+        return np.reshape(array[(*index, ...)], self.shape, copy=False)  # (a view, even of no axes)
 
     def with_values(self, values):
         values = iter(values)
