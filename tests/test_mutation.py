@@ -1,4 +1,5 @@
 """In-place updates, views and write-back, compared against NumPy run on copies of the arguments."""
+import copy
 import warnings
 
 import numpy as np
@@ -503,6 +504,35 @@ def _asked_of_views_of_no_axes(t, b):
             np.shares_memory(b[0, ...], b[1, None]), np.shares_memory(t, t[()]), t)
 
 
+def _written_through_einsum_views(t):
+    m = t[0]
+    d = np.einsum("ii->i", m)          # one operand, no sum: NumPy's view (the diagonal, writable)
+    d += 100
+    np.einsum("ij->ji", m)[0, 1] = 5
+    np.einsum("...ii->...i", t)[1:] *= -1
+    e = np.einsum("iji->ij", t, dtype=np.float32)   # (a view of t's dtype, whatever dtype says)
+    e -= 1
+    return d * 1, e.dtype == t.dtype, np.einsum("ii", m)
+
+
+def _cleaned_in_place(x):
+    r = np.nan_to_num(x[1:], copy=False)   # (a view of x: x's own values are replaced)
+    z = x * 1j + x[::-1]
+    np.nan_to_num(z, copy=False, nan=-1.0, posinf=9.0)
+    k = np.arange(3)
+    return r * 1, z, np.nan_to_num(k, copy=False) is k, np.nan_to_num(x[0]) + 1
+
+
+def _copied_by_the_copy_module(x):
+    pair = copy.deepcopy([x, x[1:], x])      # (its memo: one new array for both x's, a new view's copy)
+    pair[0] += 100
+    shallow = copy.copy(x)
+    shallow *= -1
+    same = copy.copy([x])
+    same[0][0] = 7.0                         # (a shallow copy of the list holds x itself)
+    return pair[2] * 1, pair[1] * 1, shallow, pair[0] is pair[2]
+
+
 def _rotated_through_out(x):
     np.concatenate([x[1:], x[:1]], out=x)
     return x
@@ -531,13 +561,16 @@ def _same_strides(x):
 @pytest.mark.parametrize("f, make", [
     (_asked_of_memory, lambda: np.arange(4.0)),
     (lambda t: _asked_of_views_of_no_axes(t, np.ones((2, 3))), lambda: np.array(2.0)),
+    (_written_through_einsum_views, lambda: np.arange(27.0).reshape(3, 3, 3)),
+    (_cleaned_in_place, lambda: np.array([np.nan, 1.0, np.inf, -np.inf, np.nan])),
+    (_copied_by_the_copy_module, lambda: np.arange(4.0)),
     (_rotated_through_out, lambda: np.arange(4.0)),
     (_rows_stacked_into_themselves, lambda: np.arange(9.0).reshape(3, 3)),
     (_sorted_then_written, _fortran),
     (_windows, lambda: np.arange(8.0)[::2]),
     (_same_strides, _transposed),
     (_same_strides, _fortran),
-], ids=["shares_memory", "shares_memory_of_no_axes", "concatenate_out", "stack_out", "sort_where_round", "windows_of_a_strided_argument",
+], ids=["shares_memory", "shares_memory_of_no_axes", "einsum_views", "nan_to_num_in_place", "copy_module", "concatenate_out", "stack_out", "sort_where_round", "windows_of_a_strided_argument",
         "as_strided_transposed", "as_strided_fortran"])
 def test_memory_questions_and_overlapping_outs_are_numpys(f, make):
     """np.shares_memory is NumPy's exact answer for views of one array; np.concatenate and np.stack into an
@@ -547,6 +580,25 @@ def test_memory_questions_and_overlapping_outs_are_numpys(f, make):
     np.testing.assert_array_equal(got_arg, want_arg)
     for g, w in zip(got if isinstance(want, tuple) else [got], want if isinstance(want, tuple) else [want]):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def _asked_of_two_arguments(a, b, views):
+    asked = (np.shares_memory(a, b), np.may_share_memory(a[::2], b[1::2]), np.shares_memory(a[::2], b[1::2]),
+             np.shares_memory(views["a"], views["b"]), np.may_share_memory(a.T, views["a"]))
+    if np.shares_memory(a, b):   # (the guard before writing: b's data may be a's)
+        b = b * 2
+    return asked, b
+
+
+def test_whether_two_arguments_share_memory_is_asked_at_every_call():
+    """Two arguments may be views of one array, which is not part of the signature: np.shares_memory of
+    them is asked of the arrays at each call (it was False, silently, for f(x, x[2:]))."""
+    f = cf.jit(_asked_of_two_arguments)
+    for make in (lambda x: (x, x[2:], {"a": x[:1], "b": x[3:]}), lambda x: (x, np.ones(4), {"a": x, "b": x + 1}),
+                 lambda x: (x[::-1], x[1:], {"a": x[:2], "b": x[1:]})):
+        want, got = _asked_of_two_arguments(*make(np.arange(6.0))), f(*make(np.arange(6.0)))
+        assert [bool(v) for v in got[0]] == list(want[0])
+        np.testing.assert_array_equal(got[1], want[1])
 
 
 def test_interleaved_views_of_one_array_are_not_taken_for_overlapping_ones():

@@ -357,3 +357,27 @@ def test_a_long_static_loop_over_python_numbers_alone_runs_as_python():
     x = np.array([2.0, 3.0, 4.0])
     for fn in (size_from_a_python_loop, factorial_past_int64, counted_then_compared):
         np.testing.assert_allclose(np.asarray(cf.jit(fn)(x)), fn(x), rtol=1e-15)
+
+
+def _rounded_every_way(x, n):
+    out = np.zeros((3, x.shape[0]))
+    for i in range(x.shape[0]):
+        out[0, i] = round(float(x[i]), n)        # Python's: the decimal rounding of the float's exact value
+        out[1, i] = round(float(x[i]), -n)
+        out[2, i] = round(x[i], n)               # a NumPy scalar's: NumPy's scaling, as np.round
+    return out, np.round(x, n), x / 100.0 * 3
+
+
+def test_round_of_a_python_float_is_pythons_and_np_round_is_numpys_to_the_last_bit():
+    """round(0.35, 1) is 0.3 in Python and 0.4 in NumPy (it scales to 3.5); np.round(x, 2) gave
+    0.41000000000000003 for 0.41 (XLA divided by 100 as a multiplication by 0.01)."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([[0.35, 2.675, 0.25, 1.005, 2.5, -0.35, -2.675, 1250.0, 1350.0, 0.125, 1e300, np.inf,
+                         np.nan, -0.0, 5e-324], np.round(rng.uniform(-100, 100, 200), 3)])
+    f = cf.jit(_rounded_every_way)
+    for n in (1, 2, 3):
+        rounded, by_numpy, _ = f(x, n)
+        want = np.array([[round(float(v), n) for v in x], [round(float(v), -n) for v in x],
+                         [round(v, n) for v in x]])
+        np.testing.assert_array_equal(rounded, want)
+        np.testing.assert_array_equal(by_numpy, np.round(x, n))

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import UnsupportedError
+
 _ELEMENT_TYPES = {
     np.dtype(np.bool_): "i1",
     np.dtype(np.int8): "i8",
@@ -30,11 +32,22 @@ _ELEMENT_TYPES = {
 
 
 def element_type(dtype) -> str:
-    """MLIR element type of a NumPy dtype; unsupported dtypes raise TypeError."""
+    """MLIR element type of a NumPy dtype; others (strings, objects, dates) are a clear UnsupportedError."""
     try:
         return _ELEMENT_TYPES[np.dtype(dtype)]
     except (KeyError, TypeError):
-        raise TypeError(f"dtype {dtype!r} has no StableHLO equivalent in cofactor") from None
+        raise UnsupportedError(
+            f"arrays of dtype {_name(dtype)} are not "
+            "supported by cofactor, which compiles booleans and numbers (not strings, objects or dates): keep "
+            "them outside the compiled function (work on integer codes inside it, np.where(x >= 90, 1, 0), "
+            "and label the result after the call)") from None
+
+
+def _name(dtype) -> str:
+    try:
+        return str(np.dtype(dtype))
+    except TypeError:
+        return repr(dtype)
 
 
 def is_supported_dtype(dtype) -> bool:

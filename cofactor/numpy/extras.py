@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..tracing.array import TracedArray, share_storage
-from ..tracing.views import in_one_memory
+from ..tracing.views import asked_of_arguments, in_one_memory
 from ..tracing.dispatch import constructs, implements, implements_ufunc, indexed
 from ..tracing.checks import numpy_error_if
 from ._core import asarray, axis_index, is_weak, keeps_order, known_value, result_type, value
@@ -125,9 +125,18 @@ def isreal(x):
 @implements(np.nan_to_num)
 @keeps_order
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    x = asarray(x)
+    """With ``copy=False``, an array's own values are replaced, and it is returned, as in NumPy."""
+    finite = _finite(asarray(x), nan, posinf, neginf)
+    if copy or not isinstance(x, TracedArray):
+        return finite
+    if x.dtype.kind in "fc":
+        x[...] = finite
+    return x
+
+
+def _finite(x, nan, posinf, neginf):
     if x.dtype.kind == "c":
-        parts = [nan_to_num(part, copy, nan, posinf, neginf) for part in (np.real(x), np.imag(x))]
+        parts = [_finite(part, nan, posinf, neginf) for part in (np.real(x), np.imag(x))]
         return parts[0] + 1j * parts[1]
     if x.dtype.kind != "f":
         return TracedArray(x.value)
@@ -510,8 +519,11 @@ def _memory_question(numpy_answer):
         """Whether ``a`` and ``b`` share memory: not unless they view one owner's storage, and then
         NumPy's own answer for their strides (interleaved or disjoint slices do not)."""
         shared = share_storage(a, b)
-        fakes = in_one_memory(a, b) if shared is True and isinstance(a, TracedArray) and \
-            isinstance(b, TracedArray) else None
+        both = isinstance(a, TracedArray) and isinstance(b, TracedArray)
+        if shared is False and both:  # (views of two arguments: of one array or not, at every call)
+            asked = asked_of_arguments(a, b, numpy_answer)
+            return shared if asked is None else asked
+        fakes = in_one_memory(a, b) if shared is True and both else None
         return shared if fakes is None else bool(numpy_answer(*fakes))
     return answer
 

@@ -61,12 +61,31 @@ def _diagonal_of(v, offset, axis1, axis2):
     return ops.slice(flat, [0] * (len(batch) + 1), batch + [n * n], [1] * len(batch) + [n + 1])
 
 
-class _Diagonal(Lens):
+class Diagonal(Lens):
     def __init__(self, offset, axis1, axis2):
         self.args = offset, axis1, axis2
 
     def read(self, base):
         return _diagonal_of(base, *self.args)
+
+    def write(self, base, new):
+        """(The writable diagonal np.einsum("ii->i", m) gives.)  The two axes moved last, ``new`` padded to
+        one value per row and spread along the columns, kept where column - row is the offset."""
+        offset, axis1, axis2 = self.args
+        rank = base.type.rank
+        perm = [d for d in range(rank) if d not in (axis1, axis2)] + [axis1, axis2]
+        v = ops.transpose(base, perm)
+        rows, columns = v.shape[-2:]
+        if new.shape[-1] == 0:
+            return base
+        first = max(-offset, 0)
+        by_row = ops.pad(new, ops.constant(np.zeros((), new.dtype)), [0] * (rank - 2) + [first],
+                         [0] * (rank - 2) + [rows - first - new.shape[-1]])
+        spread = ops.broadcast_in_dim(by_row, v.shape, list(range(rank - 1)))
+        row, column = ops.iota(v.shape, np.int64, rank - 2), ops.iota(v.shape, np.int64, rank - 1)
+        on_it = ops.compare(ops.binary("stablehlo.subtract", column, row),
+                            ops.constant(np.full(v.shape, offset, np.int64)), "EQ")
+        return ops.transpose(ops.select(on_it, spread, v), list(np.argsort(perm)))
 
     def on_numpy(self, array):
         return np.diagonal(array, *self.args)
@@ -82,7 +101,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     axis2 = normalize_axis_index(operator_index(axis2, "axis2"), ndim, "axis2")
     if axis1 == axis2:
         raise ValueError("axis1 and axis2 cannot be the same")
-    lens = _Diagonal(operator_index(offset, "offset"), axis1, axis2)
+    lens = Diagonal(operator_index(offset, "offset"), axis1, axis2)
     return view(a, ReadOnly(lens, "assignment destination is read-only"))
 
 

@@ -16,11 +16,11 @@ from ._core import axis_index
 from .indexing import _assigned
 
 
-def write_out(out, result, name, exact_shape=False, casting="same_kind"):
-    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (``casting``: the rule);
-    ``out`` may come as NumPy's ufunc protocol passes it, a tuple of one.  ``exact_shape``: a
-    function's result (a reduction's, a product's) must have ``out``'s shape; a ufunc's broadcasts
-    to it."""
+def write_out(out, result, name, exact_shape=False, casting="same_kind", where=True):
+    """Store ``result`` into the traced ``out`` array as NumPy's ``out=`` does (``casting``: the rule;
+    ``where``: a ufunc's mask of the elements written); ``out`` may come as NumPy's ufunc protocol passes
+    it, a tuple of one.  ``exact_shape``: a function's result (a reduction's, a product's) must have
+    ``out``'s shape; a ufunc's broadcasts to it."""
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, TracedArray):
@@ -33,20 +33,26 @@ def write_out(out, result, name, exact_shape=False, casting="same_kind"):
     if not np.can_cast(result.dtype, out.dtype, casting=casting):
         raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to {out.dtype!r} with "
                         f"casting rule '{casting}'")
+    if where is not True:
+        result = np.where(where, result.astype(out.dtype), out)
     out.value = _assigned(out, result, out.shape)
     return out
 
 
 def _ufunc_with_out(ufunc, call):
     @functools.wraps(call)
-    def call_with_out(*inputs, out=None, **kwargs):
+    def call_with_out(*inputs, out=None, where=True, **kwargs):
         outs = out if isinstance(out, tuple) else (out,)
-        if all(o is None for o in outs):
+        if all(o is None for o in outs) and where is True:
             return call(*inputs, **kwargs)
         results = call(*inputs, **kwargs)
         results = results if isinstance(results, tuple) else (results,)
+        if where is not True:  # (where it is False, the out array's own values; without one, NumPy's are
+            shape = np.broadcast_shapes(*[np.shape(x) for x in (*inputs, where)])  # uninitialized: zeros)
+            results = tuple(np.where(where, r, np.zeros((), r.dtype)) if o is None else np.broadcast_to(r, shape)
+                            for o, r in zip(outs, results))
         casting = kwargs.get("casting", "same_kind")
-        written = tuple(r if o is None else write_out(o, r, ufunc.__name__, casting=casting)
+        written = tuple(r if o is None else write_out(o, r, ufunc.__name__, casting=casting, where=where)
                         for o, r in zip(outs, results))
         return written if ufunc.nout > 1 else written[0]
     return call_with_out
@@ -69,6 +75,10 @@ def _function_with_out(func, impl):
         result = impl(*args, **kwargs)
         if func in _JOINS and isinstance(out, TracedArray) and any(share_storage(x, out) is True for x in args[0]):
             return _joined_in_order(func, args, kwargs, out, result)
+        if func is np.dot and isinstance(out, TracedArray) and (
+                out.dtype != result.dtype or out.ndim != result.ndim or not out.flags.c_contiguous):
+            raise ValueError("output array is not acceptable (must have the right datatype, number of "
+                             "dimensions, and be a C-Array)")
         return write_out(out, result, func.__name__, exact_shape=True, casting=casting)
     return with_out
 

@@ -7,8 +7,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import ops
+from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements, implements_ufunc
-from ._core import broadcast_shapes, broadcast_to, reject, result_type, value, wrap
+from ._core import broadcast_shapes, broadcast_to, reject, result_type, value, view, wrap
+from .matrices import Diagonal
 from .reductions import reduce_ufunc
 from .ufuncs import apply
 
@@ -137,6 +139,22 @@ def _parse_einsum(subscripts: str, ranks):
     return labels, output
 
 
+def _einsum_view(a, labels, output):
+    """One operand's einsum with no sum is NumPy's view of it (``np.einsum("ii->i", m)[:] = 0`` writes
+    m's diagonal), of its dtype whatever ``dtype`` says, as NumPy's: its diagonals, then a transpose; None
+    where a repeated label's axes differ in size."""
+    labels = list(labels)
+    while len(set(labels)) != len(labels):
+        c = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(c)
+        j = labels.index(c, i + 1)
+        if a.shape[i] != a.shape[j]:
+            return None
+        a = view(a, Diagonal(0, i, j))
+        labels = [label for k, label in enumerate(labels) if k not in (i, j)] + [c]
+    return np.transpose(a, [labels.index(c) for c in output])
+
+
 def _take_diagonals(v, labels):
     """Repeated labels in one operand select a diagonal (ii -> i)."""
     while len(set(labels)) != len(labels):
@@ -167,6 +185,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         raise UnsupportedError("numpy.einsum: only the subscripts-string form is supported")
     values = [value(o) for o in operands]
     labels, output = _parse_einsum(subscripts, [v.type.rank for v in values])
+    if len(operands) == 1 and isinstance(operands[0], TracedArray) and sorted(set(labels[0])) == sorted(output):
+        viewed = _einsum_view(operands[0], labels[0], output)
+        if viewed is not None:
+            return viewed
     target = np.dtype(dtype) if dtype is not None else result_type(*operands)
     sizes = {}  # each label's size; 1 broadcasts against any other size, 0 included
     for v, ls in zip(values, labels):

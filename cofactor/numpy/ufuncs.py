@@ -18,6 +18,7 @@ from ..tracing import checks
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
+from ..tracing.python_ints import divided_exactly
 from ..tracing.views import ComplexPart, ReadOnly, Reshape, ordered
 from ._core import (broadcast_values, compare, dtype_of, full, keeps_order, known_value, reject, result_type, take_1d,
                     value, value_bounds, view, wrap)
@@ -453,9 +454,9 @@ def _is_array_operand(x) -> bool:
 
 def _register(ufunc):
     @implements_ufunc(ufunc)
-    def call(*inputs, where=True, dtype=None, casting="same_kind", order="K", subok=True, signature=None):
-        # out= is handled by ufunc_methods, which wraps this.
-        reject(f"numpy.{ufunc.__name__}", where=(where, True), signature=(signature, None))
+    def call(*inputs, dtype=None, casting="same_kind", order="K", subok=True, signature=None):
+        # out= and where= are handled by out.py, which wraps this.
+        reject(f"numpy.{ufunc.__name__}", signature=(signature, None))
         return apply(ufunc, *inputs, dtype=dtype, casting=casting)
 
 
@@ -547,9 +548,13 @@ def around(a, decimals=0, out=None):
     if v.dtype.kind == "b":
         raise TypeError("Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with "
                         "casting rule 'same_kind'")
-    # NumPy scales, rounds half to even, and unscales; integers in float64, cast back.
+    # NumPy scales, rounds half to even, and unscales; integers in float64, cast back.  (Its division, exactly:
+    # XLA's by 100 gave 0.41000000000000003 for NumPy's 0.41.)
     work = np.dtype(np.float64) if v.dtype.kind in "iu" else v.dtype
-    factor = full(v.shape, 10.0 ** abs(decimals), work)
-    scale, unscale = ("stablehlo.multiply", "stablehlo.divide") if decimals > 0 else ("stablehlo.divide", "stablehlo.multiply")
-    rounded = ops.unary("stablehlo.round_nearest_even", ops.binary(scale, ops.convert(v, work), factor))
-    return wrap(ops.convert(ops.binary(unscale, rounded, factor), v.dtype))
+    factor = float(work.type(10.0 ** abs(decimals)))
+
+    def times(x, c):
+        return ops.binary("stablehlo.multiply", x, full(v.shape, c, work))
+    scale, unscale = (times, divided_exactly) if decimals > 0 else (divided_exactly, times)
+    rounded = ops.unary("stablehlo.round_nearest_even", scale(ops.convert(v, work), factor))
+    return wrap(ops.convert(unscale(rounded, factor), v.dtype))

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import gc
 import itertools
+import operator
 import sys
 
 import numpy as np
 
-from ..errors import ConcretizationError, TracingError, UnsupportedError, located, numpy_rules, unconverted_caller
+from ..errors import (ConcretizationError, TracingError, UnsupportedError, asked_by_user_code, located, numpy_rules,
+                      unconverted_caller)
 from ..ir import ops
 from ..ir.core import Value, current_block
 from . import context, dispatch
@@ -155,16 +157,26 @@ class TracedArray:
         return x if chosen is None else chosen
 
     def __repr__(self):
-        return self._shown("repr") or self.trace_text()
+        return self._text("repr")
 
     def __str__(self):
-        return self._shown("str") or self.trace_text()
+        return self._text("str")
 
     def __format__(self, spec):
-        shown = self._shown("format", spec)
-        if shown is None and spec:
-            self.no_text(f"formatting (format spec {spec!r})")
-        return shown or self.trace_text()
+        return self._text("format", spec)
+
+    def _text(self, how, spec=""):
+        """This value's text: in a raise's message checked at run time, a token for its run-time text;
+        asked by user code while traced (``"%s" % x``, ``"{}".format(x)``, a dataclass's repr, str() of a
+        list of them), a clear error, since the text would be the trace's, silently; while print prints
+        at trace time (code being differentiated twice), and in cofactor's own messages, the trace's."""
+        shown = self._shown(how, spec)
+        if shown is not None:
+            return shown
+        if context.is_tracing() and not context.current().printing_now and asked_by_user_code():
+            self.no_text({"repr": "repr()", "str": "str() or %-formatting"}.get(how) or
+                         f"formatting{f' (format spec {spec!r})' if spec else ''}")
+        return self.trace_text()
 
     def trace_text(self) -> str:
         """What this value is while traced: what a print at trace time shows, and cofactor's messages."""
@@ -176,7 +188,15 @@ class TracedArray:
         raise located(ConcretizationError(
             f"{what} of a traced {'number' if self.scalar else 'array'} needs its value, which is only known when "
             "the compiled function runs (its text now would be the trace's, not the value's): format the result "
-            "after the call, or give it to print(...), which formats its f-string arguments when the program runs"))
+            "after the call, or make the string in print's arguments (an f-string, %-formatting or str.format "
+            "there is formatted when the program runs)"))
+
+    def __copy__(self):
+        """copy.copy / copy.deepcopy: a new array, as ndarray's (a number is its own copy)."""
+        return self if self.scalar else np.copy(self)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     def __hash__(self):  # (a dict key or a set element: hashed by its value in NumPy)
         if not self.scalar:
@@ -803,6 +823,9 @@ def _round(self, ndigits=None):
     half to even; to no digits, a Python int, as NumPy's ``__round__`` gives."""
     if not self.scalar:
         raise located(TypeError("type numpy.ndarray doesn't define __round__ method"))
+    if self.weak is float and ndigits is not None:
+        from . import python_ints
+        return python_ints.python_round(self, operator.index(ndigits))
     rounded = np.round(self, 0 if ndigits is None else ndigits)
     if ndigits is None:
         return _python_number(rounded.astype(np.int64))

@@ -87,6 +87,7 @@ class TraceContext(Builder):
         self.arguments: set = set()  # ids of the arrays the caller passed in (their updates go back)
         self.root_frame = None       # the frame that started the trace: scans of the program stop there
         self.argument_arrays: dict = {}  # id of an array the caller passed -> (its leaf index, its TracedArray)
+        self.argument_leaves: dict = {}  # id of an argument's TracedArray -> its index among the call's leaves
         self.implicit: dict = {}     # id of an array read through a global or cell -> implicit.Implicit
         self.guards: dict = {}       # (global or cell, name) -> implicit.Guard: what a call must find again
         self.outside: dict = {}      # id of an object from outside (an argument, self, a global's) -> outside.Outside
@@ -98,6 +99,8 @@ class TraceContext(Builder):
         self.layouts: dict = {}      # id of an array given to the function (an argument, a global) -> its
         # strides, where it is not C-contiguous as the arrays the function makes are (views.py)
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
+        self.printing_now = False    # a print at trace time is running: traced values show their trace text
+        self.text_for_print = False  # an object's __str__ runs for print's arguments: its f-strings print when run
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
         self.copies = 1              # how many copies of the code being traced the loops unrolled around it make
         self.value_arms = 0          # > 0 while the arms of a conditional expression (or and/or) on a traced test are traced

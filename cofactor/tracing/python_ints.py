@@ -329,6 +329,79 @@ def python_float(x):
     return TracedArray(ops.convert(x.value, np.float64), scalar=True, weak=float)
 
 
+def python_round(x, ndigits: int):
+    """Python's ``round(x, ndigits)`` of a traced Python float: the double nearest the decimal rounding of
+    x's exact value (round(0.35, 1) is 0.3, where NumPy's scaling rounds the scaled 3.5 up).  The scaled
+    value rounded half to even, except at a tie, which the scaling's exact rounding error breaks."""
+    from .array import TracedArray
+    if not 0 < abs(ndigits) <= 22:  # (10 ** n exact; NumPy's answer at 0 digits is Python's)
+        return np.round(x, ndigits)
+    v, factor = ops.convert(x.value, np.float64), float(10 ** abs(ndigits))
+    if ndigits > 0:
+        scaled = _times(v, factor)
+        error = product_error(v, factor, scaled)             # v * factor == scaled + error, exactly
+    else:
+        scaled = divided_exactly(v, factor)
+        product = ops.opaque(_times(scaled, factor))         # v - scaled * factor, exactly enough for its sign
+        error = ops.binary("stablehlo.subtract", ops.binary("stablehlo.subtract", v, product),
+                           product_error(scaled, factor, product))
+    nearest = ops.unary("stablehlo.round_nearest_even", scaled)
+    tie = ops.compare(ops.unary("stablehlo.abs", ops.binary("stablehlo.subtract", scaled, nearest)),
+                      _like(v, 0.5), "EQ")
+    side = ops.select(ops.compare(error, _like(v, 0.0), "GT"), ops.unary("stablehlo.ceil", scaled),
+                      ops.select(ops.compare(error, _like(v, 0.0), "LT"), ops.unary("stablehlo.floor", scaled), nearest))
+    rounded = ops.select(tie, side, nearest)
+    back = divided_exactly(rounded, factor) if ndigits > 0 else _times(rounded, factor)
+    whole = ops.compare(ops.unary("stablehlo.abs", scaled), _like(v, 2.0 ** 52), "LT")  # (else no digit is cut)
+    return TracedArray(ops.select(whole, back, v), scalar=True, weak=float)
+
+
+def divided_exactly(x, divisor: float):
+    """``x / divisor`` (a float Value, a Python float) rounded once, as NumPy's division, from multiplications:
+    XLA turns a division by a constant or a broadcast scalar into a multiplication by its rounded reciprocal
+    (x / 100 as x * 0.01), one ulp off NumPy's quotient for one element in eight.  The product by the
+    reciprocal, corrected by its exact remainder (Markstein)."""
+    inverse = 1.0 / divisor
+    first = ops.opaque(_times(x, inverse))
+    product = ops.opaque(_times(first, divisor))
+    remainder = ops.binary("stablehlo.subtract", ops.binary("stablehlo.subtract", x, product),
+                           product_error(first, divisor, product))
+    corrected = ops.binary("stablehlo.add", first, _times(remainder, inverse))
+    inexact = ops.binary("stablehlo.and", ops.unary("stablehlo.is_finite", first, np.bool_),
+                         ops.compare(remainder, _like(x, 0.0), "NE"))
+    return ops.select(inexact, corrected, first)  # (inf, NaN and signed zeros as they are)
+
+
+def product_error(a, b: float, product):
+    """``a * b - product`` exactly, where ``product`` is the rounded ``a * b`` (Dekker's product: ``a`` split
+    into halves; barriers keep XLA's contractions into fused multiply-adds and the optimizer's algebra out)."""
+    a_high, a_low = _halves(a)
+    scale = float(2 ** -(-(np.finfo(a.dtype).nmant + 1) // 2) + 1)
+    b = np.asarray(b, a.dtype)
+    b_high = (b * scale) - ((b * scale) - b)
+    b_low = b - b_high
+    add, sub = (lambda p, q: ops.binary("stablehlo.add", p, q)), (lambda p, q: ops.binary("stablehlo.subtract", p, q))
+    first = sub(_times(a_high, float(b_high)), product)
+    return add(add(add(first, _times(a_high, float(b_low))), _times(a_low, float(b_high))), _times(a_low, float(b_low)))
+
+
+def _halves(a):
+    """``a`` as the sum of two floats of half its precision each (Veltkamp's split)."""
+    scale = float(2 ** -(-(np.finfo(a.dtype).nmant + 1) // 2) + 1)
+    t = ops.opaque(_times(a, scale))
+    high = ops.binary("stablehlo.subtract", t, ops.opaque(ops.binary("stablehlo.subtract", t, a)))
+    return high, ops.binary("stablehlo.subtract", a, high)
+
+
+def _like(v, c):
+    return ops.constant(np.full(v.shape, c, v.dtype))
+
+
+def _times(v, c):
+    """``v`` times a Python float ``c``, or another Value."""
+    return ops.binary("stablehlo.multiply", v, c if not isinstance(c, float) else _like(v, c))
+
+
 # Python's operator for a ufunc on Python numbers, where Python raises what NumPy computes (inf, nan).
 _PYTHON_OPERATORS = {np.true_divide: operator.truediv, np.floor_divide: operator.floordiv, np.remainder: operator.mod,
                      np.divmod: divmod}

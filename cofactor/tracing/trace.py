@@ -132,6 +132,8 @@ def _trace(fn, args: tuple, kwargs: dict, options: Options) -> Trace:
                         for k, v in zip(params, main.arguments)}
         context.arguments.update(id(t) for t in traced_by_id.values())
         context.argument_arrays = {id(arrays[k]): (k, traced_by_id[id(arrays[k])]) for k in params}
+        context.argument_leaves = {id(traced_by_id[id(leaf)]): i for i, leaf in reversed(list(enumerate(leaves)))
+                                   if is_array(leaf)}
         traced = [traced_by_id[id(leaf)] if is_array(leaf) else _stand_in(leaf, i)
                   for i, leaf in enumerate(leaves)]
         inputs = [(k, traced_by_id[id(arrays[k])]) for k in params]

@@ -381,6 +381,29 @@ def in_one_memory(a, b):
     return _strided(a, memory), _strided(b, memory)
 
 
+def asked_of_arguments(a, b, question):
+    """``question`` (np.shares_memory, np.may_share_memory) of views of two different arrays the caller
+    passed, asked of the arrays themselves at every call: a traced bool (two arguments may view one
+    array, which is not part of the signature); None where one is not such a view known now."""
+    trace = context.current()
+    chains = [_lens_chain(x) for x in (a, b)]
+    leaves = [trace.argument_leaves.get(id(root)) for _, root in chains]
+    lenses = [plain_lenses(x) for x in (a, b)]
+    if None in leaves or None in lenses or leaves[0] == leaves[1] or any(
+            lens.values() for chain in lenses for lens in chain):
+        return None
+
+    def asked(call_leaves):
+        arrays = [call_leaves[k] for k in leaves]
+        if not all(type(x) is np.ndarray for x in arrays):
+            return np.asarray(False)  # (a ConcreteArray's buffer is its own)
+        for k, chain in enumerate(lenses):
+            for lens in chain:
+                arrays[k] = lens.on_numpy(arrays[k])
+        return np.asarray(bool(question(*arrays)))
+    return TracedArray(trace.host_input(TensorType((), np.dtype(bool)), asked), scalar=True)
+
+
 def _strided(array, memory=None) -> np.ndarray:
     lenses, root = _lens_chain(array)
     t = root.type

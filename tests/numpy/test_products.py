@@ -140,6 +140,8 @@ ERRORS = {
     "einsum_sizes": (lambda a, b: np.einsum("ij,jk", a, b), (2, 3), (4, 2)),
     "einsum_subscripts": (lambda a, b: np.einsum("ijk,jk", a, b), (2, 3), (3, 2)),
     "einsum_output": (lambda a, b: np.einsum("ij,jk->iz", a, b), (2, 3), (3, 2)),
+    "dot_out_strided": (lambda a, b: np.dot(a, b, out=a[::-1]), (2, 2), (2, 2)),
+    "dot_out_dtype": (lambda a, b: np.dot(a, b, out=np.zeros((2, 2), np.float32)), (2, 2), (2, 2)),
 }
 
 

@@ -218,8 +218,26 @@ def test_out_argument_follows_the_casting_rule():
     check(same_kind, sample((3,), np.int32))   # NumPy's TypeError, as NumPy raises it
 
 
-def test_where_argument_is_unsupported():
-    check_unsupported(lambda x: np.sin(x, where=x > 0), sample((3,), np.float64), name="where")
+def _written_where(a, b):
+    a = a.copy()
+    safe = np.divide(a, b, out=np.zeros_like(a), where=b != 0)     # the idiom for a division without warnings
+    logs = np.log(a, out=np.full_like(a, -1.0), where=a > 0)
+    np.sqrt(a, out=a, where=a > 1)                                   # (in place, only where it holds)
+    m = np.ones((2, 6))
+    np.add(m, b, out=m, where=np.array([True, False] * 3))          # (a mask broadcast along the rows)
+    q, r = np.divmod(a, 2.0, out=(np.zeros_like(a), np.ones_like(a)), where=a > 0.5)
+    ints = np.zeros(6, np.int32)
+    np.multiply(np.arange(6), 3, out=ints, where=np.arange(6) % 2 == 0)
+    return safe, logs, a, m, q, r, ints
+
+
+def test_where_argument_writes_the_out_array_only_where_it_holds():
+    a, b = np.array([0.0, 1.0, 2.0, 4.0, -1.0, 9.0]), np.array([1.0, 0.0, 2.0, 0.0, 3.0, 3.0])
+    a.flags.writeable = b.flags.writeable = False
+    check(_written_where, a, b)
+    check(lambda x: np.add(x, 1, out=np.zeros(3, np.int64), where=x > 0), sample((3,), np.float64))  # NumPy's cast error
+    got = cf.jit(lambda x, b: np.divide(x, b, where=b != 0))(a, b)   # (no out: NumPy's other elements are garbage)
+    np.testing.assert_array_equal(np.asarray(got)[b != 0], (a / np.where(b != 0, b, 1))[b != 0])
 
 
 def test_shape_mismatch_names_the_user_line():
