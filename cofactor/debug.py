@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import itertools
+import re
 import sys
 import weakref
 
@@ -30,8 +31,8 @@ from .ir import ops
 from .ir.core import Block, insertion_point
 from .pytree import flatten, unflatten
 from .runtime.devices import default_device
-from .tracing import context, control
-from .tracing.array import TracedArray
+from .tracing import checks, context, control
+from .tracing.array import TracedArray, defers_tracing
 
 _TARGET = "cofactor_print"
 # XLA:CPU's untyped custom call: (output, operand pointers, opaque string, its length, status).
@@ -64,43 +65,105 @@ class _Printer:
 
 
 class Formatted:
-    """An f-string that ``print`` prints in compiled code, with traced values: formatted by Python when
-    the program runs, from their run-time values (a pytree node: its values are the printer's operands)."""
+    """A string ``print`` prints in compiled code, made from traced values (an f-string, ``"%.4f" % loss``,
+    ``"{}".format(loss)``): formatted by Python when the program runs, from their run-time values (a pytree
+    node: its values are the printer's operands).  ``how`` is ("format", the keyword names of the last
+    values) or ("percent", whether the values were a tuple)."""
 
-    def __init__(self, template: str, values: list, kinds: tuple):
-        self.template, self.values, self.kinds = template, values, kinds  # kinds: Python's type of a number
+    def __init__(self, template: str, values: list, kinds: tuple, how: tuple = ("format", ())):
+        self.template, self.values, self.kinds, self.how = template, values, kinds, how  # kinds: Python's types
 
     def tree_flatten(self):
-        return self.values, (self.template, self.kinds)
+        return self.values, (self.template, self.kinds, self.how)
 
     @classmethod
     def tree_unflatten(cls, static, values):
-        return cls(static[0], list(values), static[1])
+        return cls(static[0], list(values), *static[1:])
 
-    def __str__(self):  # (when it runs: a traced Python number is one again, 3 and not np.int64(3) for {k!r})
-        return self.template.format(*[kind(v) if kind else v for v, kind in zip(self.values, self.kinds)])
+    def __str__(self):
+        template, style, detail = self.template, *self.how
+        if context.is_tracing() and context.current().printing_now:
+            values = [_TraceText(v.trace_text()) if isinstance(v, TracedArray) else v for v in self.values]
+            template = _CONVERSION.sub(lambda m: f"%{m.group(1) or ''}s", template) if style == "percent" else template
+        else:  # (when it runs: a traced Python number is one again, 3 and not np.int64(3) for {k!r})
+            values = [kind(v) if kind else v for v, kind in zip(self.values, self.kinds)]
+        if style == "percent":
+            return template % (tuple(values) if detail else values[0])
+        positional = len(values) - len(detail)
+        return template.format(*values[:positional], **dict(zip(detail, values[positional:])))
 
 
-def formatted(template: str, values: list):
-    """An f-string argument of ``print`` in converted code: the string now, or a Formatted where it shows
-    traced values (``f"loss {loss:.4f}"`` in a training loop: Python's text of the value when it runs)."""
-    if context.is_tracing() and any(isinstance(v, TracedArray) for v in flatten(values)[0]):
-        kinds = tuple(getattr(v, "weak", None) if isinstance(v, TracedArray) else None for v in values)
-        try:  # (Python's error for a format its values cannot take, now: {x:d} of a float)
-            Formatted(template, [_example(v) for v in values], kinds).__str__()
-        except (ValueError, TypeError) as e:
-            raise located(type(e)(str(e))) from None
-        return Formatted(template, values, kinds)
-    return template.format(*values)
+# A %-conversion (its mapping key kept): printed at trace time as %s, of the trace's text.
+_CONVERSION = re.compile(r"%(\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
+
+
+class _TraceText(str):
+    """A traced value's trace text, printed at trace time in place of its value: any format spec is ignored."""
+
+    def __format__(self, spec):
+        return str(self)
+
+
+class _Cut:
+    """An array with run-time extents that print shows (numpy/extent.py): its data with the valid lanes
+    first, and the lengths of its run-time axes; when it prints, NumPy's array, cut to those lengths
+    (a pytree node: its data and lengths are the printer's operands)."""
+
+    def __init__(self, data, lengths):
+        self.data, self.lengths = data, lengths  # lengths: [(axis, length)]
+
+    @classmethod
+    def of(cls, bounded):
+        data, lengths = bounded.output()
+        return cls(TracedArray(data), [(axis, TracedArray(length, scalar=True)) for axis, length in lengths])
+
+    def tree_flatten(self):
+        return [self.data, *[length for _, length in self.lengths]], tuple(axis for axis, _ in self.lengths)
+
+    @classmethod
+    def tree_unflatten(cls, axes, children):
+        data, *lengths = children
+        if not isinstance(data, np.ndarray):  # (traced: the Values, rewrapped)
+            return cls(data, list(zip(axes, lengths)))
+        index = [slice(None)] * data.ndim
+        for axis, length in zip(axes, lengths):
+            index[axis] = slice(0, int(length))
+        return data[tuple(index)]
+
+
+def formatted(template: str, values: list, how: tuple = ("format", ())):
+    """A string argument of ``print`` in converted code, formatted from ``values``: the string now, or a
+    Formatted where it shows traced values (``f"loss {loss:.4f}"`` in a training loop: Python's text of the
+    value when it runs)."""
+    if not (context.is_tracing() and any(isinstance(v, TracedArray) for v in flatten(values)[0])):
+        return str(Formatted(template, values, (None,) * len(values), how))
+    kinds = tuple(getattr(v, "weak", None) if isinstance(v, TracedArray) else None for v in values)
+    try:  # (Python's error for a format its values cannot take, now: {x:d} of a float)
+        Formatted(template, [_example(v) for v in values], kinds, how).__str__()
+    except (ValueError, TypeError) as e:
+        raise located(type(e)(str(e))) from None
+    return Formatted(template, values, kinds, how)
+
+
+def formatted_percent(template: str, values):
+    """``template % values`` as an argument of print (see formatted)."""
+    if type(values) is dict:  # (by name: formatted now, as Python does)
+        return template % values
+    return formatted(template, list(values) if type(values) is tuple else [values], ("percent", type(values) is tuple))
+
+
+def formatted_call(template: str, *args, **kwargs):
+    """``template.format(*args, **kwargs)`` as an argument of print (see formatted)."""
+    return formatted(template, [*args, *kwargs.values()], ("format", tuple(kwargs)))
 
 
 def fstring(template: str, values: list) -> str:
     """An f-string in converted code (not an argument of print): Python's text, or, with a traced value
     in it, a clear error: the text would be the trace's (a log of them, a message returned), silently.
     A raise's message checked at run time shows the values when it fires (tracing/checks.py)."""
-    building_a_message = context.is_tracing() and context.current().checks is not None and \
-        context.current().checks.shown is not None
-    if not building_a_message:
+    if context.is_tracing() and context.current().text_for_print:  # (print(obj): obj's __str__ makes the text)
+        return formatted(template, values)
+    if not checks.building_a_message():
         traced = next((v for v in flatten(values)[0] if isinstance(v, TracedArray)), None)
         if traced is not None:
             traced.no_text("an f-string")
@@ -160,9 +223,20 @@ def before_prints():
 
 def prints_when_run() -> bool:
     """Whether a print in code being traced prints when the program runs: on CPU, where cf.print can,
-    and not in code being differentiated (forward mode over reverse, as cf.hessian makes, has no
-    derivative of cf.print's call; transforms trace the code more than once)."""
-    return context.is_tracing() and not context.is_differentiating() and default_device().platform == "cpu"
+    and not in code differentiated twice or in forward mode (Enzyme has no derivative of cf.print's
+    call in forward mode, which cf.hessian runs over reverse mode)."""
+    return context.is_tracing() and context.current().modes in ([], [True]) and default_device().platform == "cpu"
+
+
+def print_at_trace_time(*values, **options):
+    """``print`` where it cannot print when the program runs: now, once, traced values as their trace text
+    (as JAX's print of a tracer), a format spec of theirs ignored."""
+    trace = context.current()
+    trace.printing_now = True
+    try:
+        builtins.print(*values, **options)
+    finally:
+        trace.printing_now = False
 
 
 def print(*values, sep=" ", end="\n", file=None, flush=False):
@@ -176,7 +250,8 @@ def print(*values, sep=" ", end="\n", file=None, flush=False):
         raise located(UnsupportedError(f"cf.print inside compiled code on {platform.upper()} is not supported yet "
                                        "(its host callback is an XLA:CPU custom call)"))
     _register()
-    leaves, treedef = flatten(values)
+    leaves, treedef = flatten(values, is_leaf=defers_tracing)
+    leaves, treedef = flatten(unflatten(treedef, [_Cut.of(x) if defers_tracing(x) else x for x in leaves]))
     printer = _Printer(treedef, leaves, sep, end, file, flush)
     key = next(_keys)
     _printers[key] = printer

@@ -138,6 +138,20 @@ def _is_internal(filename: str) -> bool:
     return path.startswith((_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep, _STDLIB)) or filename.startswith("<frozen")
 
 
+def asked_by_user_code() -> bool:
+    """Whether the caller of the function that calls this one is the user's converted code, directly or
+    through Python's operators, the standard library (logging) or code Python generated for it (a
+    dataclass's __repr__); not cofactor's own code (its messages), nor code run unconverted (whose
+    print cofactor cannot see: it shows the trace's text)."""
+    frame = sys._getframe(3)
+    if _is_internal(frame.f_code.co_filename) and frame.f_code not in _FORWARDERS and \
+            frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        return False
+    while frame is not None and (_is_internal(frame.f_code.co_filename) or frame.f_code.co_filename == "<string>"):
+        frame = frame.f_back
+    return frame is not None and frame.f_code in converted_code
+
+
 def user_frame():
     """The innermost stack frame outside cofactor and NumPy (None: there is none)."""
     frame = sys._getframe(2)
@@ -185,6 +199,10 @@ def user_location() -> str | None:
 # function was defined): filled by the source conversion, read by the errors a traced condition in
 # them raises.
 unconverted_code = weakref.WeakSet()
+# The code objects of converted code (its functions, and the functions and comprehensions defined in
+# them): filled by the source conversion; converting one again (a call to it) must not take its closure
+# cells for the caller's state (convert/outer.py), and a traced value's text it asks for is refused.
+converted_code = weakref.WeakSet()
 
 
 def unconverted_caller() -> types.CodeType | None:

@@ -57,6 +57,15 @@ def arrays_in_the_message(x):
     return x
 
 
+def percent_formatted_message(x):
+    k = np.array([255, -3])
+    if x[0] > 5:
+        raise ValueError("too big: %d > %s (%5.2f%%) %-4d| %+.1e %x {}" % (k[0], k[1], x[0] / 3, k[1], x[0], k[0]))
+    if x[0] < -5:
+        raise ValueError("%d of a float is int()'s: %d" % (k[0], x[0]))
+    return x
+
+
 def many_sites_then_one(x):
     """Sites whose messages show 80 values in all (past the 64 slots, were they not shared: only the
     site that fires writes its values), then an assert that shows one (fuzz seeds 10005436 and 9991675)."""
@@ -91,6 +100,7 @@ PROGRAMS = [
     (two_sites, [np.array([1.0, 2.0]), np.array([1.0, -2.0]), np.array([-1.0, -20.0]), np.array([-1.0, 2.0])]),
     (raise_in_rolled_loop, [np.array([1.0, 2.0]), np.array([0.1, 0.2])]),
     (arrays_in_the_message, [np.array([1.0, -2.0, 3.0]), np.array([0.1, 0.2, -0.1])]),
+    (percent_formatted_message, [np.array([1.0]), np.array([7.5]), np.array([-7.5])]),
     (many_sites_then_one, [np.array([1.0, 2.0]), np.array([60.0, 2.0]), np.array([1.0, 9.5]), np.array([1.0, 80.0])]),
     (via_helper, [np.array([1.0, 2.0]), np.array([0.0, 2.0]), np.array([-1.0, 2.0])]),
     (raise_class_with_cause, [np.array([1.0]), np.array([-1.0])]),

@@ -1,4 +1,6 @@
 """if / while / for on traced values, converted from the user's own source."""
+import collections
+import dataclasses
 import gc
 import sys
 import warnings
@@ -1109,7 +1111,8 @@ def counter_formatted(x):
                          ids=lambda fn: fn.__name__)
 def test_a_loop_whose_python_code_needs_its_counter_runs_unrolled(fn):
     """Trying it as one rolled loop raised the body's own error (KeyError, TypeError) before."""
-    with pytest.warns(cf.UnrolledLoopWarning, match="with the loop's numbers traced|a dict looked up with a traced key"):
+    with pytest.warns(cf.UnrolledLoopWarning, match="with the loop's numbers traced|a dict looked up with a traced key|"
+                                                    "%-formatting of a traced number"):
         check(fn, np.arange(3.0))
 
 
@@ -1314,6 +1317,7 @@ def trained_with_a_log(w, X, y):
         loss = np.mean((X @ w - y) ** 2)
         if loss < 0.5:
             print(f"epoch {epoch}: loss {loss:.4f} {{small}} {epoch!r:>4}", "w0 =", float(w[0]) > 0)
+            print("epoch %d: %.3f %s" % (epoch, loss, w[1]), "%5.2f" % loss, "{:.2e} {k}".format(loss, k=epoch))
     print("done", end="!\n")
     return w
 
@@ -1329,6 +1333,90 @@ def test_print_in_compiled_code_prints_when_it_runs_as_python_prints(capsys):
         f(np.zeros(2), X, y)
         assert capsys.readouterr().out == want
     assert "stablehlo.while" in f.lower(np.zeros(2), X, y).mlir
+
+
+def _loss_with_a_log(w, X, y):
+    loss = np.mean((X @ w - y) ** 2)
+    print(f"loss {loss:.4f}", "%.2f" % loss, loss > 0)
+    return loss
+
+
+def test_print_in_differentiated_code_prints_when_it_runs_once_or_else_the_trace_text(capsys):
+    """Under cf.grad (reverse mode, once) print runs with the run-time values, as the loss's own call
+    would; where Enzyme cannot (cf.hessian: forward over reverse), it prints at trace time, with the
+    trace's text and no error for a format spec (which raised ConcretizationError)."""
+    X, y, w = rng.standard_normal((6, 2)), rng.standard_normal(6), rng.standard_normal(2)
+    _loss_with_a_log(w, X, y)
+    want = capsys.readouterr().out
+    grad = cf.jit(cf.grad(_loss_with_a_log))
+    np.testing.assert_allclose(grad(w, X, y), 2 * X.T @ (X @ w - y) / 6)
+    assert capsys.readouterr().out == want
+    cf.jit(cf.hessian(_loss_with_a_log))(w, X, y)
+    assert capsys.readouterr().out.startswith("loss scalar(shape=(), dtype=float64) scalar(shape=(), dtype=float64) ")
+
+
+def _text_in_a_string(x):
+    return "%s" % x[0]
+
+
+def _text_in_a_list(x):
+    return len(str([x[0], x[1]]))
+
+
+def _text_by_format(x):
+    return "{}".format(x.sum())
+
+
+@dataclasses.dataclass
+class _Point:
+    x: object
+
+
+def _text_of_a_dataclass(x):
+    return repr(_Point(x[0]))
+
+
+@pytest.mark.parametrize("fn", [_text_in_a_string, _text_in_a_list, _text_by_format, _text_of_a_dataclass])
+def test_a_traced_value_s_text_outside_print_is_a_clear_error(fn):
+    """%-formatting, str.format, str() of a list and a dataclass's repr of traced values gave the trace's
+    text, silently ("%s" % x gave "scalar(shape=(), dtype=float64)")."""
+    with pytest.raises(cf.ConcretizationError, match="the trace's, not the value's"):
+        cf.jit(fn)(np.arange(3.0))
+
+
+def _deque_of_counters(x):
+    q = collections.deque()
+    for t in range(10):          # (Python numbers alone: run as Python)
+        q.append(t)
+    return x + q[0] + len(q)
+
+
+def _moving_window(x):
+    w = collections.deque([0.0, 0.0, 0.0], maxlen=3)
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):  # (a full ring: its slots change, not its length)
+        w.append(x[i])
+        out[i] = sum(w) / 3
+    return out
+
+
+def _queue_drained(x):
+    q = collections.deque()
+    for i in range(12):
+        q.append(x[i % 3])
+    total = 0.0
+    while q:
+        total = total + q.popleft()
+    return total
+
+
+def test_a_deque_in_a_loop_is_a_list_s_kin():
+    """A deque filled by a loop of more than eight trips raised an error about a value escaping the loop."""
+    x = np.arange(12.0)
+    check(_deque_of_counters, x)
+    check(_moving_window, x)
+    with pytest.warns(cf.UnrolledLoopWarning, match="a deque changes length"):
+        check(_queue_drained, x)
 
 
 def pendulum_history(theta0, dt):

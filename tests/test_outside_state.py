@@ -1169,6 +1169,34 @@ def test_an_augmented_item_or_attribute_goes_through_the_programs_own_hooks():
     assert s.sets == 3 and p.n == 3
 
 
+class _RunningStats:
+    def __init__(self):
+        self.n, self.total = 0, 0.0
+
+    def update(self, x):
+        self.n += 1
+        self.total += x
+
+    @property
+    def mean(self):
+        if self.n > 0:             # (traced after the rolled loop below)
+            return self.total / self.n
+        return 0.0
+
+
+def _mean_of_a_stream(data):
+    s = _RunningStats()
+    for x in data:
+        s.update(x)
+    return s.mean
+
+
+def test_the_property_of_an_object_made_inside_runs_as_converted_code():
+    """Its getter ran as written, so an if on the traced count raised ConcretizationError."""
+    data = _rng(3).random(12)
+    np.testing.assert_allclose(cf.jit(_mean_of_a_stream)(data), _mean_of_a_stream(data))
+
+
 class Particle:
     """A class whose __init__ counts in a class attribute and logs to a global list."""
 

@@ -28,7 +28,7 @@ from .. import debug
 from ..errors import UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
-from ..tracing import implicit, outside, python_ints
+from ..tracing import context, implicit, outside, python_ints
 from ..tracing.array import Either, TracedArray
 from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
@@ -70,7 +70,10 @@ def call(fn, *args, **kwargs):
     if handled is not _NOT_HANDLED:
         return handled
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
-        return statements.RunTimeEnumerate(*args, **kwargs)
+        return statements.RunTimeIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
+    if fn is zip and args and not kwargs and any(getattr(a, "defers_tracing", False) for a in args) and \
+            all(isinstance(a, TracedArray) and a.ndim or getattr(a, "defers_tracing", False) for a in args):
+        return statements.RunTimeIteration(args)
     if (fn is zip and args and set(kwargs) <= {"strict"} or fn is enumerate and len(args) + len(kwargs) <= 2 and args) \
             and all(isinstance(a, TracedArray) and a.ndim for a in (args if fn is zip else args[:1])):
         if fn is enumerate:
@@ -116,8 +119,12 @@ def call(fn, *args, **kwargs):
         return contextlib.contextmanager(converted(fn.__wrapped__))(*args, **kwargs)  # (its generator, converted)
     if fn is type and len(args) == 1 and isinstance(args[0], TracedArray):
         return args[0].stands_for()
-    if fn is builtins.print and debug.prints_when_run():  # (as cf.print: at every call, with run-time values)
-        return debug.print(*args, **kwargs)
+    if fn is builtins.print and context.is_tracing():  # (as cf.print: at every call, with run-time values)
+        args = [_text_of(a, "__str__", printed=True) for a in args]
+        return (debug.print if debug.prints_when_run() else debug.print_at_trace_time)(*args, **kwargs)
+    if (fn is str or fn is repr) and len(args) == 1 and not kwargs and context.is_tracing() and \
+            own_hook(args[0], f"__{fn.__name__}__"):
+        return _text_of(args[0], f"__{fn.__name__}__")
     if isinstance(getattr(fn, "registry", None), types.MappingProxyType) and callable(getattr(fn, "dispatch", None)) \
             and args and isinstance(args[0], TracedArray):  # functools.singledispatch: by the NumPy type it stands for
         return call(fn.dispatch(args[0].stands_for()), *args, **kwargs)
@@ -284,7 +291,23 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 compare_chain=statements.compare_chain,
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
                                 checked_raise=statements.checked_raise, built=statements.built,
-                                before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring)
+                                before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring,
+                                formatted_percent=debug.formatted_percent, formatted_call=debug.formatted_call)
+
+
+def _text_of(x, how, printed=False):
+    """A program's own object as str() (``how``: "__str__") or repr() shows it: its method run as converted
+    code, where a traced attribute in an f-string is a clear error, not the trace's text (``printed``:
+    an argument of print, which formats the f-string its method returns when the program runs); else ``x``."""
+    hook = own_hook(x, how) or own_hook(x, "__repr__")
+    if hook is None:
+        return x
+    trace = context.current()
+    before, trace.text_for_print = trace.text_for_print, printed
+    try:
+        return call(hook, x)
+    finally:
+        trace.text_for_print = before
 
 
 def _user_callable(fn):

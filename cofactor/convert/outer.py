@@ -485,9 +485,13 @@ def read_attribute(obj, name, call):
         getter = inspect.getattr_static(type(obj), name, _MISSING)
     except Exception:  # noqa: BLE001  (an unusual class: read as Python reads it, below)
         getter = None
+    if getter is not _MISSING and getter is not None and not hasattr(getter, "__get__") and \
+            outside.user_class(type(obj)) and not outside.is_outside(obj) and name not in getattr(obj, "__dict__", {}):
+        return read_attribute(type(obj), name, call)  # (a class attribute read through an instance made here)
+    if isinstance(getter, property) and getter.fget is not None and (
+            outside.is_outside(obj) or outside.user_class(type(obj))):  # (a data descriptor: before the instance's own)
+        return call(getter.fget, obj)
     if outside.is_outside(obj) and not outside.own_attribute(obj, name):
-        if isinstance(getter, property) and getter.fget is not None:
-            return call(getter.fget, obj)
         if isinstance(getter, functools.cached_property):
             outside.guard_has(obj, name, "attribute")  # (computed by this call, kept for the next, as Python does)
             value = vars(obj)[name] = call(getter.func, obj)

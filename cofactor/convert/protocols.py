@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import operator
+import re
 import types
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from ..errors import (CofactorError, ConcretizationError, InternalError, TracingError, UnsupportedError, forwards_calls,
                       located)
 from ..ir.core import OpBudgetExceeded, OutOfScope
-from ..tracing import context, outside
+from ..tracing import checks, context, outside
 from ..tracing.array import TracedArray
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
@@ -100,6 +101,15 @@ class Protocols:
     def binary(self, name, a, b):
         """``a op b`` (an object of the program's own class with ``__array__`` beside an array: the array it
         gives, as NumPy's operator takes it)."""
+        if name == "mod" and isinstance(a, str):  # %-formatting: "%d" % x asks int(x), Python's TypeError then
+            values = b if type(b) is tuple else (b,)
+            traced = next((x for x in values if isinstance(x, TracedArray)), None)
+            if traced is not None and context.is_tracing():
+                as_format = _percent_as_format(a, values) if checks.building_a_message() else None
+                if as_format is None:
+                    traced.no_text("%-formatting")
+                return as_format[0].format(*as_format[1])  # (a raise's message: its values' tokens, formatted
+                #                                               when it fires)
         if not self.involved(name, a, b):
             if isinstance(a, _ARRAYS) or isinstance(b, _ARRAYS):
                 a, b = self.as_array(a), self.as_array(b)
@@ -278,6 +288,46 @@ class Managed:
             context.current().handlers.pop()
         suppressed = self.protocols.method(self.manager, "__exit__")(kind, error, traceback)
         return bool(suppressed) and not cofactors_own(error)
+
+
+# A %-conversion without a mapping key: its flags, width, precision and type.
+_CONVERSION = re.compile(r"%([#0\- +]*)(\d*)(?:\.(\d+))?[hlL]?([diouxXeEfFgGcrs%])")
+
+
+def _percent_as_format(template: str, values) -> tuple | None:
+    """A %-format as the str.format template of the same text and its values, for a raise's message, whose
+    traced values show by their format spec (``%d`` of a float: of its int(), as Python's); None where there
+    is none (a mapping key, a ``*`` width, ``%x`` of a float)."""
+    given, values = iter(values), []
+
+    def spec(m):
+        flags, width, precision, kind = m.groups()
+        if kind == "%":
+            return "%"
+        value = next(given, None)
+        if kind in "diu" and isinstance(value, TracedArray) and value.dtype.kind == "f":
+            value = value.astype(np.int64)
+        values.append(value)
+        if kind in "sr":
+            return "{!" + kind + ":" + ("<" if "-" in flags else ">") + width + (f".{precision}" if precision else "") + "}"
+        if kind in "oxX" and getattr(value, "dtype", np.dtype(int)).kind not in "biu":
+            raise _NoFormat
+        kind = {"i": "d", "u": "d"}.get(kind, kind)
+        align = "<" if "-" in flags else ""
+        sign = "+" if "+" in flags else " " if " " in flags else ""
+        return "{:" + align + sign + ("#" if "#" in flags else "") + ("0" if "0" in flags and not align else "") + \
+            width + (f".{precision}" if precision else "") + kind + "}"
+    escaped = template.replace("{", "{{").replace("}", "}}")
+    if "%" in _CONVERSION.sub("", escaped):
+        return None
+    try:
+        return _CONVERSION.sub(spec, escaped), values
+    except _NoFormat:
+        return None
+
+
+class _NoFormat(Exception):
+    pass
 
 
 # Python's operators on the user's values, whose errors (``1 + "a"``) are the user's line's.

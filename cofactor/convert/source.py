@@ -18,7 +18,7 @@ import threading
 import types
 import weakref
 
-from ..errors import unconverted_code
+from ..errors import converted_code, unconverted_code
 from .control import RUNTIME, convert_control_flow, convert_expressions
 from .outer import OUTER, Outer, route_outer_reads
 
@@ -34,10 +34,8 @@ _LIBRARY_DIRS = tuple({os.path.realpath(p) + os.sep for p in (
 class _RouteCalls(ast.NodeTransformer):
     def visit_Call(self, node):
         func = node.func
-        if isinstance(func, ast.Name) and func.id == "print":  # (its f-strings formatted when the program runs)
-            for a in node.args:
-                if isinstance(a, ast.JoinedStr):
-                    a.printed = True
+        if isinstance(func, ast.Name) and func.id == "print":  # (its strings formatted when the program runs)
+            node.args = [_printed(a) for a in node.args]
         self.generic_visit(node)
         if isinstance(func, ast.Name) and func.id in _FRAME_SENSITIVE and not (func.id == "vars" and node.args) or \
                 isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
@@ -52,6 +50,23 @@ class _RouteCalls(ast.NodeTransformer):
             if isinstance(part, ast.FormattedValue):
                 part.value = self.visit(part.value)
         return _formatted(node, "formatted" if getattr(node, "printed", False) else "fstring")
+
+
+def _printed(arg):
+    """An argument of print: a string it formats from values (an f-string, ``"%.4f" % loss``,
+    ``"{}".format(loss)``) marked or rewritten to be formatted when the program runs (debug.py)."""
+    def runtime(name, args, keywords=()):
+        call = ast.Call(ast.Attribute(ast.Name(RUNTIME, ast.Load()), name, ast.Load()), args, list(keywords))
+        return ast.copy_location(call, arg)
+    if isinstance(arg, ast.JoinedStr):
+        arg.printed = True
+    elif isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod) and isinstance(arg.left, ast.Constant) \
+            and isinstance(arg.left.value, str):
+        return runtime("formatted_percent", [arg.left, arg.right])
+    elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format" and \
+            isinstance(arg.func.value, ast.Constant) and isinstance(arg.func.value.value, str):
+        return runtime("formatted_call", [arg.func.value, *arg.args], arg.keywords)
+    return arg
 
 
 def _formatted(text: ast.JoinedStr, how: str):
@@ -121,7 +136,7 @@ def _source_of(code, node) -> bool:
     from its converted text, whose source was checked; one whose module pytest rewrote (its asserts)
     has names of pytest's own, marked by an ``@``, and is taken as it is."""
     names = _names_in(code)
-    if code in _converted_codes or any("@" in name for name in names):
+    if code in converted_code or any("@" in name for name in names):
         return True
     identifiers = _identifiers(node)
     return all(name in identifiers or _MANGLED.sub(r"\1", name) in identifiers for name in names)
@@ -227,13 +242,8 @@ def _compile_factory(fn):
     factory.__code__ = factory.__code__.replace(co_consts=tuple(  # the user's name again, for tracebacks
         c.replace(co_name=name, co_qualname=c.co_qualname.replace(_DEFINED, name))
         if isinstance(c, types.CodeType) and c.co_name == _DEFINED else c for c in factory.__code__.co_consts))
-    _converted_codes.update(_nested_codes(factory.__code__))
+    converted_code.update(_nested_codes(factory.__code__))
     return factory
-
-
-# The code objects of functions defined inside converted code: converting one again (a call to
-# it) must not take its closure cells for the caller's state (outer.Outer).
-_converted_codes = weakref.WeakSet()
 
 
 def _nested_codes(code):
@@ -274,7 +284,7 @@ def convert(fn, runtime):
         unconverted_code.add(fn.__code__)
         return fn
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    outer = Outer(fn, nested=fn.__code__ in _converted_codes, call=runtime.call)
+    outer = Outer(fn, nested=fn.__code__ in converted_code, call=runtime.call)
     made = factory(runtime, outer, *[None for _ in _free_names(fn.__code__)])  # its cells are replaced below
     own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
     closure = tuple(own[name] if name in (RUNTIME, OUTER) else cells[name] for name in made.__code__.co_freevars)

@@ -3,6 +3,7 @@ or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import types
 import warnings
@@ -314,14 +315,20 @@ class TracedRange:
         self.start, self.stop, self.step = start, stop, step
 
 
-class RunTimeEnumerate:
-    """``enumerate(x)`` of an array whose length is known only at run time: iterated only by a traced loop."""
+class RunTimeIteration:
+    """``enumerate(x, start)`` (``start`` not None) or ``zip(x, y, ...)`` where an array's length is known only
+    at run time (``np.unique``'s values and counts): iterated only by a traced loop, of the shortest's trips."""
 
-    def __init__(self, array, start=0):
-        self.array, self.start = array, start
+    def __init__(self, arrays, start=None):
+        self.arrays, self.start = list(arrays), start
+        lengths = [a.shape[0] for a in self.arrays]
+        self.trips = lengths[0] if len(lengths) == 1 else functools.reduce(np.minimum, lengths)
+
+    def item(self, i):
+        return (i + self.start, self.arrays[0][i]) if self.start is not None else tuple(a[i] for a in self.arrays)
 
     def __iter__(self):  # (outside a for loop: the array's clear error)
-        return iter(self.array)
+        return iter(next(a for a in self.arrays if defers_tracing(a)))
 
 
 class ArrayIteration:
@@ -387,9 +394,8 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
             return
         _python_loop(iterable, body_fn, broke, line, why or None, iterable.trips)
         return
-    if isinstance(iterable, RunTimeEnumerate):
-        array, start = iterable.array, iterable.start
-        _rolled(0, array.shape[0], 1, lambda i: body_fn((i + start, array[i])), *loop, fallback=False)
+    if isinstance(iterable, RunTimeIteration):
+        _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop, fallback=False)
         return
     why, iterable = False, outside.items(iterable)
     if isinstance(iterable, range) and _too_long(len(iterable)):

@@ -208,6 +208,11 @@ def reached_raise(make, where, always=False):
     return None
 
 
+def building_a_message() -> bool:
+    """Whether a raise's message is being built now (its traced values show as tokens of their run-time text)."""
+    return context.is_tracing() and context.current().checks is not None and context.current().checks.shown is not None
+
+
 def _built(checks: Checks, make):
     """``make()``'s exception, and the traced values its message shows (their tokens and slots)."""
     checks.shown, checks.free_slot = [], _SLOTS

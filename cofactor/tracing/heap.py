@@ -14,6 +14,7 @@ see (deeper containers, globals) is made safe by ``TracedArray.stale`` and by th
 """
 from __future__ import annotations
 
+import collections
 import os
 import types
 
@@ -28,6 +29,7 @@ from .context import TraceContext
 
 _DEPTH = 4          # container levels searched below a frame's variables
 _WIDTH = 2000       # items looked at per container
+_SEQUENCES = (list, collections.deque)  # containers of items by position
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 GENERATED = "__cf"  # prefix of the names converted code adds (functions, flags): not user state
 _OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, np.ndarray, np.generic, str, bytes, Value, Block,
@@ -56,13 +58,13 @@ class Slot:
         c = self.container
         if isinstance(c, types.CellType):
             return c.cell_contents
-        return c[self.key] if isinstance(c, (list, dict)) else vars(c)[self.key]
+        return c[self.key] if isinstance(c, (*_SEQUENCES, dict)) else vars(c)[self.key]
 
     def set(self, value):
         c = self.container
         if isinstance(c, types.CellType):
             c.cell_contents = value
-        elif isinstance(c, (list, dict)):
+        elif isinstance(c, (*_SEQUENCES, dict)):
             c[self.key] = value
         else:
             setattr(c, self.key, value)
@@ -71,8 +73,8 @@ class Slot:
         c = self.container
         if isinstance(c, types.CellType):
             return "a variable of an enclosing function (nonlocal)"
-        if isinstance(c, list):
-            return f"an element [{self.key}] of a list"
+        if isinstance(c, _SEQUENCES):
+            return f"an element [{self.key}] of a {type(c).__name__}"
         if isinstance(c, dict):
             return f"the entry [{self.key!r}] of a dict"
         return f"the attribute .{self.key} of a {type(c).__name__}"
@@ -85,8 +87,8 @@ def _contents(container) -> dict:
             return {"": container.cell_contents}
         except ValueError:  # an empty cell
             return {}
-    if isinstance(container, list):
-        return dict(enumerate(container[:_WIDTH]))
+    if isinstance(container, _SEQUENCES):
+        return dict(enumerate(list(container)[:_WIDTH]))
     if isinstance(container, dict):
         return dict(list(container.items())[:_WIDTH])
     return dict(list(vars(container).items())[:_WIDTH])
@@ -95,7 +97,7 @@ def _contents(container) -> dict:
 def _is_container(x) -> bool:
     """Lists, dicts, cells, and objects with attributes: the user's own, and cofactor's stand-ins
     for NumPy objects (a random Generator), which say so with ``traced_state``."""
-    if isinstance(x, (list, dict, types.CellType)):
+    if isinstance(x, (*_SEQUENCES, dict, types.CellType)):
         return True
     if isinstance(x, (*_OPAQUE, TracedArray, Undefined, tuple, types.FunctionType)) or not hasattr(x, "__dict__"):
         return False
@@ -172,10 +174,10 @@ class Heap:
         an error: the body runs once at trace time, so its length would be the trace's, not the
         run's (which branch runs, and how often a loop does, is known only at run time)."""
         for c, contents in [*self.containers, *self.sized]:
-            if isinstance(c, (list, dict, set)) and (len(c) != len(contents) or isinstance(c, set) and c != contents) \
-                    and len(contents) < _WIDTH:
+            if isinstance(c, (*_SEQUENCES, dict, set)) and (len(c) != len(contents) or isinstance(c, set) and
+                                                            c != contents) and len(contents) < _WIDTH:
                 kind = type(c).__name__
-                added = c[len(contents):] if isinstance(c, list) else [v for k, v in c.items() if k not in contents] \
+                added = list(c)[len(contents):] if isinstance(c, _SEQUENCES) else [v for k, v in c.items() if k not in contents] \
                     if isinstance(c, dict) else []
                 advice = "preallocate an array instead (out = np.zeros(n) before it, out[i] = ... in it)" \
                     if any(isinstance(x, TracedArray) for x in flatten(added)[0]) else \
@@ -189,8 +191,9 @@ class Heap:
         back to its length."""
         for c, contents in self.containers:
             now = _contents(c)
-            if isinstance(c, list) and len(c) != len(contents) and len(contents) < _WIDTH:
-                c[:] = [contents[k] for k in range(len(contents))]
+            if isinstance(c, _SEQUENCES) and len(c) != len(contents) and len(contents) < _WIDTH:
+                c.clear()
+                c.extend(contents[k] for k in range(len(contents)))
                 continue
             if isinstance(c, dict) and set(c) != set(contents):
                 c.clear()
