@@ -414,6 +414,9 @@ with_nans = np.array([3.0, np.nan, 1.0, 3.0, np.nan, -0.0, 0.0])
     (lambda a: (np.setdiff1d(a, a[:6], assume_unique=True), np.isin(a, np.unique(a[:4])), np.isin(a[a > 0], a[:3])),
      ints),
     (lambda a: np.unique(a)[np.unique(a) > 1], ints),
+    (lambda a: (np.intersect1d(np.unique(a)[::-1], np.unique(a) + 1, assume_unique=True),  # (sorted, as NumPy's)
+                np.intersect1d(a, a[:5] * 0.5),                                # (of the two's common dtype)
+                np.intersect1d(a[a > 0], a[3:], return_indices=True)), ints),
 ])
 def test_data_dependent_results_match_numpy(f, arg):
     check(f, arg, signed_zeros=False)  # (which of -0.0 and 0.0 NumPy's unique keeps depends on its sort)
@@ -675,6 +678,23 @@ def _enumerated(x):
     for p, q in zip(x[x > 0], x):
         weighted += p * q
     return total, out, weighted
+
+
+def _first_positive_or(x):
+    y = x[x > 0]
+    if len(y) > 0:
+        return y[0]
+    t = -1.0
+    for j in np.flatnonzero(x[3:]):    # (no lanes at all where x has 3 elements)
+        t += x[j]
+    return t
+
+
+def test_an_element_of_an_array_of_no_lanes_is_read_only_where_guarded():
+    """x[x > 0][0] of an empty x, in a branch its length guards (XLA refused the program: a slice of
+    one element of an axis of none)."""
+    for x in (np.zeros(0), np.array([-1.0, 0.0, -2.0]), np.array([-1.0, 2.0, 0.5, 0.0])):
+        check(_first_positive_or, x)
 
 
 def test_iterating_an_array_of_run_time_length_is_one_rolled_loop():

@@ -69,6 +69,11 @@ def call(fn, *args, **kwargs):
     handled = _through_protocols(fn, args, kwargs)
     if handled is not _NOT_HANDLED:
         return handled
+    if fn is reversed and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray) and args[0].ndim:
+        return statements.ArrayIteration([args[0][::-1]], single=True)
+    if fn is enumerate and args and isinstance(args[0], statements.ArrayIteration) and args[0].single and \
+            args[0].taken == 0 and len(args) + len(kwargs) <= 2:  # enumerate(reversed(x))
+        return statements.ArrayIteration(args[0].arrays, (args[1:] or [kwargs.get("start", 0)])[0])
     if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
         return statements.RunTimeIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
     if fn is zip and args and not kwargs and any(getattr(a, "defers_tracing", False) for a in args) and \

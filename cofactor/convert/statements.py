@@ -2,6 +2,7 @@
 or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import sys
@@ -315,6 +316,9 @@ class TracedRange:
         self.start, self.stop, self.step = start, stop, step
 
 
+_RANGE_ITERATOR = type(iter(range(0)))
+
+
 class RunTimeIteration:
     """``enumerate(x, start)`` (``start`` not None) or ``zip(x, y, ...)`` where an array's length is known only
     at run time (``np.unique``'s values and counts): iterated only by a traced loop, of the shortest's trips."""
@@ -332,18 +336,20 @@ class RunTimeIteration:
 
 
 class ArrayIteration:
-    """``zip(a, b, ...)`` or ``enumerate(a, start)`` (``start`` not None) of traced arrays of known
-    lengths: a for loop over it is rolled as one over ``range(trips)`` is (unrolled, it made a copy
-    of its body per element: a confusion matrix over 40 labels compiled for 28 s); anywhere else it
-    is the iterator Python's zip and enumerate make, used up as they are (``taken``: the items given
-    so far; None once a loop over it broke on a traced condition, where it stopped is known only
-    when the program runs)."""
+    """``zip(a, b, ...)``, ``enumerate(a, start)`` (``start`` not None) or ``reversed(a)`` (``single``: of
+    ``a[::-1]``) of traced arrays of known lengths: a for loop over it is rolled as one over ``range(trips)``
+    is (unrolled, it made a copy of its body per element: a confusion matrix over 40 labels compiled for
+    28 s); anywhere else it is the iterator Python's zip, enumerate and reversed make, used up as they are
+    (``taken``: the items given so far; None once a loop over it broke on a traced condition, where it
+    stopped is known only when the program runs)."""
 
-    def __init__(self, arrays, start=None):
-        self.arrays, self.start, self.taken = list(arrays), start, 0
+    def __init__(self, arrays, start=None, single=False):
+        self.arrays, self.start, self.single, self.taken = list(arrays), start, single, 0
         self.trips = min(a.shape[0] for a in self.arrays)
 
     def item(self, i):
+        if self.single:
+            return self.arrays[0][i]
         return (i + self.start, self.arrays[0][i]) if self.start is not None else tuple(a[i] for a in self.arrays)
 
     def __iter__(self):
@@ -397,6 +403,10 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
     if isinstance(iterable, RunTimeIteration):
         _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop, fallback=False)
         return
+    if type(iterable) is _RANGE_ITERATOR:  # reversed(range(n)), iter(range(n)): the range it has left, used up
+        _, (rest,), taken = iterable.__reduce__()
+        iterable = rest[taken:]
+        collections.deque(iterable, maxlen=0)
     why, iterable = False, outside.items(iterable)
     if isinstance(iterable, range) and _too_long(len(iterable)):
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:

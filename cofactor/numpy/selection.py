@@ -325,13 +325,26 @@ def _set_routine(func, combine):
         if all(k is not None for k in known):
             result = func(*known, assume_unique=assume_unique, **kwargs)
             return tuple(map(asarray, result)) if isinstance(result, tuple) else asarray(result)
-        if kwargs.get("return_indices"):
-            _unsupported(f"numpy.{func.__name__} with return_indices=True")
-        return combine(ar1, ar2, assume_unique)
+        return combine(ar1, ar2, assume_unique, **kwargs)
     return routine
 
 
-_set_routine(np.intersect1d, lambda a, b, unique_a: (u := np.ravel(a) if unique_a else np.unique(a))[np.isin(u, b)])
+def _intersection(a, b, unique, return_indices=False):
+    """The sorted values in both, of the two's common dtype (with ``assume_unique`` too, as NumPy's), and
+    where each first is in ``a`` and ``b``."""
+    def sorted_with_index(x):
+        x = np.ravel(x)
+        if not unique:
+            return np.unique(x, return_index=True)
+        order = np.argsort(x, kind="stable")
+        return x[order], order
+    (u1, i1), (u2, i2) = sorted_with_index(a), sorted_with_index(b)
+    in_both = np.isin(u1, u2)
+    values = u1[in_both].astype(np.result_type(*[getattr(x, "dtype", None) or np.asarray(x).dtype for x in (a, b)]))
+    return (values, i1[in_both], i2[np.isin(u2, u1)]) if return_indices else values
+
+
+_set_routine(np.intersect1d, _intersection)
 _set_routine(np.setdiff1d, lambda a, b, unique_a: (u := np.ravel(a) if unique_a else np.unique(a))[~np.isin(u, b)])
 
 
