@@ -690,6 +690,23 @@ def _first_positive_or(x):
     return t
 
 
+def _returned_early_if_short(x):
+    a = x[x > 0]
+    if len(a) < 2:
+        return a
+    b = x[:int(x[0]) % 4]
+    if len(b) < 2:
+        return b * a.sum()
+    return a * 2 + b[1:].sum()
+
+
+def test_an_array_of_run_time_length_returned_in_a_branch_is_still_the_variable_s_after_it():
+    """(The if took the array returned as the only holder of its lanes, and the variable's next use was
+    refused: "this array was replaced by a copy".)"""
+    for x in (np.array([3.0, -1.0, 2.0, 5.0]), np.array([1.0, -1.0]), np.array([1.0, 2.0, -3.0])):
+        check(_returned_early_if_short, x)
+
+
 def test_an_element_of_an_array_of_no_lanes_is_read_only_where_guarded():
     """x[x > 0][0] of an empty x, in a branch its length guards (XLA refused the program: a slice of
     one element of an axis of none)."""
@@ -711,6 +728,9 @@ def test_elementwise_functions_of_run_time_lengths_match_numpy():
                 "isclose_both": (lambda a: np.isclose(a[a > 0], a[a > 0][::-1]), x),
                 "interp": (lambda a: np.interp(a[a > 0], [0.0, 1.0, 2.0], [0.0, 10.0, 5.0]), x),
                 "searchsorted": (lambda a: np.searchsorted(edges, a[a > 0]), x),
+                "searchsorted_into": (lambda a: (np.searchsorted(np.unique(np.round(a)), np.round(a)),   # (encoding)
+                                                 np.searchsorted(np.sort(a[a > 0]), [0.5, 9.0, np.nan], side="right"),
+                                                 np.searchsorted(np.sort(a[a > 0]), a[a < 1])), x),
                 "digitize": (lambda a: np.digitize(a[a > 0], edges), x),
                 "polyval": (lambda a: np.polyval([1.0, 2.0, 3.0], a[a > 0]), x),
                 "sinc_fix": (lambda a: (np.sinc(a[a > 0]), np.fix(a[a > -1] * 3)), x)})

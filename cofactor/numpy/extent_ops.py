@@ -432,10 +432,13 @@ def where(condition, *xy):
 
 def _elementwise(func, positions):
     """``func`` where the arguments at ``positions`` are lined up lane for lane and the result has their
-    windows (it computes each element from theirs alone); the others are as for an ordinary array."""
+    windows (it computes each element from theirs alone); the others are as for an ordinary array (one of
+    run-time length there: a clear error, see searchsorted for its own)."""
     def apply(*args, **kwargs):
         args = list(args)
         at = [p for p in positions if p < len(args)]
+        if any(isinstance(x, Bounded) for p, x in enumerate(args) if p not in at):
+            _unsupported(f"numpy.{func.__name__} with such an array as its {'xp' if func is np.interp else 'bins'}")
         lined_up, windows = aligned([args[p] for p in at])
         for p, x in zip(at, lined_up):
             args[p] = x
@@ -443,7 +446,24 @@ def _elementwise(func, positions):
     return apply
 
 
-for _func, _positions in [(np.isclose, (0, 1)), (np.nan_to_num, (0,)), (np.interp, (0,)), (np.searchsorted, (1,)),
+@operation(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """Into a sorted array of run-time length (``np.searchsorted(np.unique(x), x)``): its lanes moved to the
+    front, the rest filled past every value (NaN, which NumPy sorts last, or the dtype's greatest), and the
+    position kept within its length."""
+    if not isinstance(a, Bounded):
+        return _elementwise(np.searchsorted, (1,))(a, v, side=side, sorter=sorter)
+    if sorter is not None or a.ndim != 1:
+        _unsupported("numpy.searchsorted with sorter= into it" if sorter is not None else "numpy.searchsorted")
+    data, [(_, length)] = a.output()
+    data, n = TracedArray(data), traced_int(length)
+    past = np.nan if data.dtype.kind in "fc" else np.iinfo(data.dtype).max if data.dtype.kind in "iu" else True
+    filled = np.where(np.arange(data.shape[0]) < n, data, np.asarray(past, data.dtype))
+    found = np.searchsorted(filled, as_data(v), side=side)
+    return bounded(np.minimum(found, n), v.windows if isinstance(v, Bounded) else [None] * np.ndim(found))
+
+
+for _func, _positions in [(np.isclose, (0, 1)), (np.nan_to_num, (0,)), (np.interp, (0,)),
                           (np.digitize, (0,)), (np.sinc, (0,)), (np.polyval, (1,)), (np.fix, (0,)),
                           (np.isposinf, (0,)), (np.isneginf, (0,)), (np.angle, (0,))]:
     operation(_func)(_elementwise(_func, _positions))

@@ -23,7 +23,7 @@ import numpy as np
 from ..ir.core import Block, Module, Value
 from ..errors import TracingError, located
 from ..pytree import flatten
-from .array import TracedArray
+from .array import TracedArray, defers_tracing
 from .carry import Undefined
 from .context import TraceContext
 
@@ -144,6 +144,8 @@ class Heap:
                     stack.append((value.viewed, depth))
             elif isinstance(value, tuple):
                 stack += [(v, depth + 1) for v in value[:_WIDTH]]
+            elif defers_tracing(value):  # (an array of run-time length: the array holding its lanes)
+                stack += [(v, depth + 1) for v in value.tree_flatten()[0]]
             elif isinstance(value, types.FunctionType):
                 if not value.__name__.startswith(GENERATED) and value.__closure__ and \
                         not value.__code__.co_filename.startswith(_PACKAGE):
