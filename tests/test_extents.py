@@ -189,6 +189,25 @@ def test_reverse_mode_through_loops_that_start_late_or_count_down():
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def _windows_held_in_variables(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        w = x[:i + 1]                 # (a variable the loop carries: its condition only reads it)
+        s = s + np.sum(w * w)
+        tail = x[i:]
+        s = s + np.sum(tail[tail > 0])
+    return s
+
+
+def test_reverse_mode_through_a_loop_carrying_a_slice_of_traced_bounds():
+    """The loop's condition re-flattened the slice's bounds as new leaves, which looked like a rebinding:
+    the loop was rotated, and Enzyme found no trip count ("WhileOp does not have known iteration count")."""
+    x, eps = np.linspace(-1, 1, 12), 1e-6
+    got = np.asarray(cf.grad(_windows_held_in_variables)(x))
+    want = [(_windows_held_in_variables(x + e) - _windows_held_in_variables(x - e)) / (2 * eps) for e in np.eye(12) * eps]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
 # --- slices with bounds known only at run time: every bound NumPy allows ---------------------------------------
 
 _BOUNDS = [-9, -4, -1, 0, 1, 3, 5, 6, 9]

@@ -412,8 +412,16 @@ class Bounded:
         return self.data if mask is None else where_valid(mask, self.data, fill)
 
     # A pytree node (pytree.py): control flow carries its data and its windows' bounds as it carries arrays.
+    # The same bound is the same leaf at every flattening (a loop's condition that only reads leaves its
+    # variables' leaves as they were: a new leaf each time looked like a rebinding, and rotated the loop,
+    # whose trip count Enzyme's reverse mode then could not see).
     def tree_flatten(self):
-        bounds = [TracedArray(v, scalar=True) for w in self.windows if w is not None for v in (w.start, w.length)]
+        leaves = self.__dict__.setdefault("_leaves", {})
+        bounds = []
+        for v in (v for w in self.windows if w is not None for v in (w.start, w.length)):
+            if id(v) not in leaves or leaves[id(v)].value is not v:
+                leaves[id(v)] = TracedArray(v, scalar=True)
+            bounds.append(leaves[id(v)])
         return [self.data, *bounds], tuple(w is not None for w in self.windows)
 
     @classmethod
