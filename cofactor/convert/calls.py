@@ -29,7 +29,7 @@ from ..errors import UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
 from ..tracing import context, implicit, outside, python_ints
-from ..tracing.array import Either, TracedArray
+from ..tracing.array import Either, TracedArray, defers_tracing
 from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
 from . import statements
 from .outer import read_attribute
@@ -74,10 +74,10 @@ def call(fn, *args, **kwargs):
     if fn is enumerate and args and isinstance(args[0], statements.ArrayIteration) and args[0].single and \
             args[0].taken == 0 and len(args) + len(kwargs) <= 2:  # enumerate(reversed(x))
         return statements.ArrayIteration(args[0].arrays, (args[1:] or [kwargs.get("start", 0)])[0])
-    if fn is enumerate and args and getattr(args[0], "defers_tracing", False):
+    if fn is enumerate and args and defers_tracing(args[0]):
         return statements.RunTimeIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
-    if fn is zip and args and not kwargs and any(getattr(a, "defers_tracing", False) for a in args) and \
-            all(isinstance(a, TracedArray) and a.ndim or getattr(a, "defers_tracing", False) for a in args):
+    if fn is zip and args and not kwargs and any(defers_tracing(a) for a in args) and \
+            all(isinstance(a, TracedArray) and a.ndim or defers_tracing(a) for a in args):
         return statements.RunTimeIteration(args)
     if (fn is zip and args and set(kwargs) <= {"strict"} or fn is enumerate and len(args) + len(kwargs) <= 2 and args) \
             and all(isinstance(a, TracedArray) and a.ndim for a in (args if fn is zip else args[:1])):
@@ -89,7 +89,7 @@ def call(fn, *args, **kwargs):
             raise located(ValueError(f"zip() argument {short + 1} is {'shorter' if lengths[short] < lengths[0] else 'longer'} "
                                      f"than argument{' 1' if short == 1 else 's 1-' + str(short)}"))
         return statements.ArrayIteration(args, None)
-    if fn is len and len(args) == 1 and not kwargs and getattr(args[0], "defers_tracing", False):
+    if fn is len and len(args) == 1 and not kwargs and defers_tracing(args[0]):
         return args[0].shape[0]  # an array with a run-time length: a traced Python int (numpy/extent.py)
     if fn is len and len(args) == 1 and not kwargs and (outside.is_outside(args[0]) or own_hook(args[0], "__len__")):
         return _PROTOCOLS.length(args[0])  # (guarded; a class's own __len__, converted)
@@ -267,11 +267,11 @@ def _traced_in_a_sequence(fn, args, kwargs):
     except TypeError:  # unhashable callables
         return None
     sequences = [x for x in (*args, *kwargs.values()) if isinstance(x, (list, tuple))]
-    if not sequences or any(isinstance(x, TracedArray) or getattr(x, "defers_tracing", False)
+    if not sequences or any(isinstance(x, TracedArray) or defers_tracing(x)
                             for x in (*args, *kwargs.values())):
         return None
-    leaves = flatten(sequences, is_leaf=lambda x: getattr(x, "defers_tracing", False))[0]
-    if any(getattr(x, "defers_tracing", False) for x in leaves):
+    leaves = flatten(sequences, is_leaf=defers_tracing)[0]
+    if any(defers_tracing(x) for x in leaves):
         return None
     return next((x for x in leaves if isinstance(x, TracedArray)), None)
 

@@ -12,7 +12,7 @@ from ..ir import ops
 from ..ir.core import Value
 from ..ir.ops import compare  # noqa: F401  (comparison typed by the operands' dtype)
 from ..tracing import context, python_ints
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, defers_tracing
 from ..tracing.views import ordered
 
 PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool_
@@ -96,7 +96,7 @@ def known_value(x):
         if x.lens is not None or x.value.owner is None or not hasattr(x.value.owner, "literal"):
             return None
         return x.value.owner.literal
-    return None if getattr(x, "defers_tracing", False) else x  # (an array with run-time extents: traced)
+    return None if defers_tracing(x) else x  # (an array with run-time extents: traced)
 
 
 def with_value_bounds(x: TracedArray, low: int, high: int) -> TracedArray:

@@ -45,7 +45,7 @@ _serials = itertools.count()
 def defers_tracing(x) -> bool:
     """An array with run-time extents (numpy/extent.py): TracedArray's protocols leave it to its own,
     and outputs keep it whole, to cut it to its lengths after the call."""
-    return getattr(x, "defers_tracing", False)
+    return getattr(type(x), "defers_tracing", False)  # (the class's: an object's own __getattr__ is not asked)
 
 
 def serial_now() -> int:

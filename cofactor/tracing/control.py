@@ -487,7 +487,7 @@ def _structure(tree) -> str:
         return "None"
     if tree.kind == "dict":
         return f"a dict with keys {list(tree.meta)}"
-    if tree.kind == "node" and getattr(tree.meta[0], "defers_tracing", False):
+    if tree.kind == "node" and getattr(tree.meta[0], "defers_tracing", False):  # (of its class)
         return "an array whose length is known only at run time (x[mask], a slice with traced bounds)"
     name = tree.meta.__name__ if tree.kind == "namedtuple" else tree.meta[0].__name__ if tree.kind == "node" \
         else tree.kind
