@@ -601,6 +601,20 @@ def test_whether_two_arguments_share_memory_is_asked_at_every_call():
         np.testing.assert_array_equal(got[1], want[1])
 
 
+def _assigned_sequences(v, state):
+    state[:] = (v[1], v[0] * 2, 1.0)               # (a Lorenz step's state[:] = (x, y, z))
+    out = np.zeros((2, 3))
+    out[1:] = v[0], v[1], 3
+    out[0, [0, 2]] = [v[1], 7.0]
+    out[out > 1.5] = (v[0],)
+    return out
+
+
+def test_a_sequence_of_traced_numbers_is_assigned_as_the_array_numpy_makes_of_it():
+    """(It was a ConcretizationError that told the user to create the array inside the function.)"""
+    check_mutation(_assigned_sequences, np.array([1.0, 2.0]), np.zeros(3))
+
+
 def test_interleaved_views_of_one_array_are_not_taken_for_overlapping_ones():
     def copies(a, b):
         a[:] = b

@@ -414,6 +414,9 @@ def _assigned_as_numpy_does(target, v) -> bool:
 
 @implements("ndarray.__setitem__")
 def setitem(a, index, v):
+    if isinstance(v, (list, tuple)):  # (out[:] = (x, y, z) of traced numbers: the array NumPy makes of them)
+        traced = traced_sequence(v)
+        v = v if traced is None else traced
     bools = _scalar_bools(index)
     if bools is not None:
         index, empty = bools
