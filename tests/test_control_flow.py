@@ -1429,6 +1429,29 @@ def _queue_drained(x):
     return total
 
 
+def jacobi(A, b, tol=1e-10, maxiter=100):
+    x = np.zeros_like(b)
+    D = np.diag(A)
+    for k in range(maxiter):
+        x_new = (b - A @ x + D * x) / D
+        if np.abs(x_new - x).max() < tol:
+            return x_new, k + 1              # (the array x also holds on the other path)
+        x = x_new
+    return x, maxiter
+
+
+def test_an_array_returned_from_a_loop_that_another_path_aliases_keeps_the_loop_rolled():
+    """The loop carried which of x, x_new and the pending return value share the array, per path, and gave
+    up (more than 64 ways), unrolling 100 trips to the op budget: a returned array is now its value alone."""
+    A = rng.normal(size=(4, 4))
+    A += np.diag(np.abs(A).sum(1) + 1)
+    b = rng.normal(size=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        check(jacobi, A, b)
+    assert cf.compile(jacobi, A, b, optimize=False).mlir.count("stablehlo.while") == 1
+
+
 def test_a_deque_in_a_loop_is_a_list_s_kin():
     """A deque filled by a loop of more than eight trips raised an error about a value escaping the loop."""
     x = np.arange(12.0)

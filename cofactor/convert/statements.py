@@ -14,11 +14,11 @@ import numpy as np
 from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
                       located)
 from ..ir.core import OpBudgetExceeded, current_block
-from ..pytree import flatten
+from ..pytree import flatten, unflatten
 from ..tracing import checks, context, control, outside, python_ints
 from ..tracing.heap import GENERATED, Scope
 from ..tracing.histories import History
-from ..tracing.array import TracedArray, defers_tracing, identical
+from ..tracing.array import Either, TracedArray, defers_tracing, identical
 from ..tracing.trace import is_array
 from ..tracing.carry import Undefined
 from ..tracing.context import in_reverse_mode
@@ -34,11 +34,23 @@ unset = control.UNBOUND  # the pending return value before any return statement 
 
 def returning(value):
     """The value of a return statement rewritten into the pending return value: returning a
-    variable that has no value here (or a container holding one) is a use of it, an error."""
-    for leaf in flatten(value)[0]:
+    variable that has no value here (or a container holding one) is a use of it, an error.  In a
+    traced branch or loop, an array the function made is returned as its value alone: nothing of the
+    function runs after the return to see which of its variables also hold it, so the region need not
+    carry that (a Jacobi loop's ``return x_new`` where ``x = x_new`` on the other path unrolled)."""
+    leaves, tree = flatten(value)
+    for leaf in leaves:
         if isinstance(leaf, Undefined):
             Undefined._fail(leaf)
-    return value
+    trace = context.current() if context.is_tracing() else None
+    if trace is None or not trace.conditional:
+        return value
+    given = trace.arguments | {id(i.array) for i in trace.implicit.values()}  # (the caller's own arrays)
+    made_here = [isinstance(leaf, TracedArray) and not leaf.scalar and not isinstance(leaf, Either) and
+                 not any(id(o) in given for o in leaf.owners()) for leaf in leaves]
+    if not any(made_here):
+        return value
+    return unflatten(tree, [TracedArray(leaf.value) if own else leaf for leaf, own in zip(leaves, made_here)])
 
 
 def returned(value):
