@@ -1506,6 +1506,32 @@ def written_after_it_is_collected(u):
     return np.array(snaps)
 
 
+def rk4_history(y0, h):
+    def f(y):
+        return np.array([y[1], -np.sin(y[0])])
+    y = y0.copy()
+    ys = [y]
+    for _ in range(300):
+        k1 = f(y)
+        k2 = f(y + h / 2 * k1)
+        k3 = f(y + h / 2 * k2)
+        k4 = f(y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        ys.append(y)                   # (the loop variable: the list's last value is y itself)
+    last_is_y = ys[-1] is y
+    y[0] = 100.0
+    return np.array(ys), last_is_y, ys[0] is y
+
+
+def written_the_trip_after(u):
+    hist = []
+    for i in range(12):
+        u += 1.0            # the array the trip before appended
+        hist.append(u)
+        u = u * 2.0
+    return np.array(hist)
+
+
 def read_back_by_a_closure(u):
     snaps = [u]
 
@@ -1526,8 +1552,10 @@ def test_a_list_a_long_loop_appends_one_value_to_per_trip_keeps_the_loop_rolled(
     with warnings.catch_warnings():
         warnings.simplefilter("error", cf.UnrolledLoopWarning)
         check(snapshots_of_a_stencil, u)
+        check(the_last_value_is_the_variable, u)   # (an integrator's history: 300 RK4 steps compiled for
+        check(rk4_history, np.array([1.0, 0.0]), 0.01)  # minutes unrolled)
     for fn in (updated_in_place_then_collected, written_after_it_is_collected, read_back_by_a_closure,
-               the_last_value_is_the_variable):
+               written_the_trip_after):
         with pytest.warns(cf.UnrolledLoopWarning, match="a list changes length"):
             check(fn, u)
 

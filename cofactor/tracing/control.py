@@ -732,7 +732,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
             with Journal() as journal, _traced_anyway(f"the body of {where}") if not runs else contextlib.nullcontext():
                 body_fn()
                 for h in histories:  # (a list it appends a value to per trip: histories.py; the counter is first)
-                    h.take(entry[0], bindings.values(), [a for a, _ in journal.written()], seen["trip start"])
+                    h.take(entry[0], entry, bindings.values(), [a for a, _ in journal.written()], seen["trip start"])
                 again = condition() if rotated else None  # (Python's next test of it)
         finally:
             trace.running.pop()
@@ -813,7 +813,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
             a.value = r
     for h in histories:
         if h.buffer is not None:
-            h.extend()
+            h.extend(final)
     _make_stale(adopted, where)
 
 

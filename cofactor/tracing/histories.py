@@ -10,11 +10,13 @@ writes its value at its row (the list keeps its length while traced), and after 
 gets the rows, each a value of its own, as the appended values were.
 
 A value is taken only where that is what NumPy keeps: a number (immutable), or an array made in the
-trip (not a view) that the trip does not write after appending it and that no variable of the loop
-holds (``hist.append(u.copy())``): NumPy's list holds the array objects themselves, which a later
-in-place write would change, and the last of which is the loop variable itself after the loop; a
-snapshot would be neither.  Anything else leaves the list growing, and the loop unrolls as
-before.
+trip (not a view) that the trip does not write after appending it (``hist.append(u.copy())``):
+NumPy's list holds the array objects themselves, which a later in-place write would change.  One
+loop variable may hold it at the end of the trip (``y = step(y); ys.append(y)``, an integrator's
+history) where no trip writes that variable's array in place (the one the trip before appended):
+then the last value is the variable's array itself after the loop, as in NumPy (a write through
+either shows in both), the others snapshots no name holds any more.  Anything else leaves the list
+growing, and the loop unrolls as before.
 """
 from __future__ import annotations
 
@@ -32,15 +34,16 @@ class History:
         self.items, self.trips, self.length = items, trips, len(items)
         self.kind = None    # (shape, dtype, Python number type or None, scalar) of the values, once seen
         self.buffer = None  # the rows, carried by the loop once the kind is known
+        self.held_at = None  # the leaf of the loop's variables that holds the value appended, if one does
 
-    def take(self, trip, state, written, trip_start: int):
-        """After a trip's body (``trip``: its counter; ``state``: the loop's variables; ``written``: the
-        owners the trip wrote; ``trip_start``: the first serial of the trip): its appended value moved
-        to the buffer, once there is one (first seen, ``needs_buffer``: the loop is traced again with
-        one); left in the list where it did not grow by one value this history takes (the list's
-        length check then unrolls the loop)."""
+    def take(self, trip, entry, state, written, trip_start: int):
+        """After a trip's body (``trip``: its counter; ``entry`` and ``state``: the loop's variables at
+        its start and end; ``written``: the owners the trip wrote; ``trip_start``: the first serial of
+        the trip): its appended value moved to the buffer, once there is one (first seen,
+        ``needs_buffer``: the loop is traced again with one); left in the list where it did not grow by
+        one value this history takes (the list's length check then unrolls the loop)."""
         grown = self.items[self.length:]
-        if len(grown) != 1 or not self._takes(grown[0], state, written, trip_start):
+        if len(grown) != 1 or not self._takes(grown[0], entry, state, written, trip_start):
             return
         kind = _kind(grown[0])
         if self.kind is not None and kind != self.kind:
@@ -59,14 +62,17 @@ class History:
         self.buffer = TracedArray(ops.constant(np.zeros((self.trips, *shape), dtype)))
         self.buffer.serial = -1
 
-    def extend(self):
-        """After the loop: the list gets a value of its own per trip."""
+    def extend(self, final):
+        """After the loop (``final``: its variables): the list gets a value of its own per trip, the
+        last the variable's array itself where one holds it."""
         shape, _, weak, scalar = self.kind
         for k in range(self.trips):
             row = ops.reshape(ops.slice(self.buffer.value, (k,) + (0,) * len(shape), (k + 1, *shape)), shape)
             self.items.append(TracedArray(row, scalar=scalar, weak=weak))
+        if self.held_at is not None and self.trips:
+            self.items[-1] = flatten(list(final))[0][self.held_at]
 
-    def _takes(self, value, state, written, trip_start) -> bool:
+    def _takes(self, value, entry, state, written, trip_start) -> bool:
         if isinstance(value, bool):
             return False
         if isinstance(value, (int, float, complex, np.generic)):
@@ -75,10 +81,19 @@ class History:
             return False
         if value.scalar:
             return True
-        if value.lens is not None or value.serial < trip_start:
+        if value.lens is not None or value.serial < trip_start or any(owner is value for owner in written):
             return False
-        held = {id(o) for x in flatten(list(state))[0] if isinstance(x, TracedArray) for o in x.owners()}
-        return id(value) not in held and not any(owner is value for owner in written)
+        leaves = flatten(list(state))[0]
+        holders = [k for k, x in enumerate(leaves)
+                   if isinstance(x, TracedArray) and any(o is value for o in x.owners())]
+        if not holders:
+            return self.held_at is None
+        at_start = flatten(list(entry))[0]
+        if self.held_at not in (None, holders[0]) or len(holders) != 1 or leaves[holders[0]] is not value or \
+                len(at_start) != len(leaves) or any(o is at_start[holders[0]] for o in written):
+            return False  # (a view of it, two names, or the array the trip before appended written in place)
+        self.held_at = holders[0]
+        return True
 
 
 def _kind(value) -> tuple:
