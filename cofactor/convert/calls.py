@@ -102,11 +102,14 @@ def call(fn, *args, **kwargs):
         return python_ints.python_math(fn, args)  # (math.exp(float(x[0])): Python's numbers and errors)
     if (getattr(fn, "__module__", None) or "") in ("math", "cmath", "statistics") and \
             any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):  # (those python_math has not taken)
-        raise located(UnsupportedError(f"{fn.__module__}.{fn.__name__} of traced values is not supported by cofactor: "
-                                       "use NumPy's functions on the arrays (np.isclose, np.sum, np.mean, np.gcd, ...)"))
-    if fn is np.nditer and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
-        raise located(UnsupportedError("numpy.nditer is not supported by cofactor on traced arrays: loop over indices "
-                                       "(np.ndindex, np.ndenumerate) or use whole-array operations"))
+        raise located(UnsupportedError(
+            f"{fn.__module__}.{fn.__name__} of traced values is not supported by cofactor (their values are only known "
+            "when the compiled function runs): use the NumPy function that computes it on arrays where there is one "
+            "(math.isclose: np.isclose, math.fsum: np.sum, math.gcd: np.gcd, statistics.mean: np.mean), or compute "
+            "it after the call"))
+    if fn in _REFUSED_ON_TRACED and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
+        raise located(UnsupportedError(f"numpy.{fn.__name__} is not supported by cofactor on traced arrays: "
+                                       f"{_REFUSED_ON_TRACED[fn]}"))
     if fn is pow and len(args) == 3 and any(isinstance(a, TracedArray) for a in args):
         raise located(UnsupportedError("pow() with a modulus (three arguments) of traced numbers is not supported by "
                                        "cofactor: compute (a ** b) % m with NumPy where it cannot overflow"))
@@ -284,6 +287,12 @@ def _is_instance(x: TracedArray, classes) -> bool:
         return isinstance(x, classes)
     return issubclass(x.stands_for(), classes)
 
+
+# NumPy's classes that would take traced arrays apart in Python: what to use instead.
+_REFUSED_ON_TRACED = {
+    np.nditer: "loop over indices (np.ndindex, np.ndenumerate) or use whole-array operations",
+    np.poly1d: "evaluate the coefficients with np.polyval(c, x)",
+}
 
 _PROTOCOLS = Protocols(call)  # (Python's protocols on the program's objects, for the builtins that use them)
 
