@@ -401,3 +401,19 @@ def test_round_of_a_python_float_is_pythons_and_np_round_is_numpys_to_the_last_b
                          [round(v, n) for v in x]])
         np.testing.assert_array_equal(rounded, want)
         np.testing.assert_array_equal(by_numpy, np.round(x, n))
+
+
+def _sorted_and_complex(v):
+    numbers = sorted([v[0], v[1], v[2]])                      # NumPy scalars, in NumPy's order
+    pythons = \
+        sorted([float(v[0]), float(v[2])], reverse=True)      # Python floats stay Python's
+    z = complex(v[0], v[1])
+    return numbers[0] + pythons[0] * 10, z * 2, complex(float(v[2])), type(z) is complex, type(pythons[0]) is float
+
+
+def test_sorted_of_a_list_of_traced_numbers_and_complex_of_them_are_pythons():
+    """(Both asked bool() or a NumPy array of traced values.)"""
+    v = np.array([0.3, 0.1, 0.7])
+    got, want = cf.jit(_sorted_and_complex)(v), _sorted_and_complex(v)
+    for g, w in zip(got, want):
+        assert np.asarray(g) == w

@@ -140,10 +140,18 @@ def call(fn, *args, **kwargs):
         cls = type(args[0])
         outside.reached(cls, cls.__name__)
         return cls
-    if fn is sorted and len(args) == 1 and isinstance(args[0], TracedArray) and args[0].ndim == 1 \
-            and set(kwargs) <= {"reverse"}:  # its elements, in NumPy's order (NaN last; Python's is undefined)
-        ordered = np.sort(args[0])
-        return list(ordered[::-1] if kwargs.get("reverse") else ordered)
+    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and _sortable(args[0]):
+        # its elements, in NumPy's order (NaN last; Python's is undefined), each of its kind (a Python number)
+        kinds = {getattr(x, "weak", None) for x in args[0]} if isinstance(args[0], list) else {None}
+        ordered = np.sort(args[0] if isinstance(args[0], TracedArray) else np.stack(args[0]))
+        items = list(ordered[::-1] if kwargs.get("reverse") else ordered)
+        weak = kinds.pop() if len(kinds) == 1 else None
+        return items if weak is None else [TracedArray(x.value, scalar=True, weak=weak) for x in items]
+    if fn is complex and 1 <= len(args) <= 2 and not kwargs and any(isinstance(a, TracedArray) for a in args) and \
+            all(isinstance(a, (int, float)) or isinstance(a, TracedArray) and a.ndim == 0 and a.dtype.kind in "biuf"
+                for a in args):  # complex(re, im) of traced real numbers: a traced Python complex
+        parts = [a.astype(np.float64) if isinstance(a, TracedArray) else np.float64(a) for a in (*args, 0.0)[:2]]
+        return TracedArray((parts[0] + parts[1] * 1j).value, scalar=True, weak=complex)
     if (fn is int or fn is float) and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray) \
             and args[0].size == 1 and args[0].ndim == 0:  # a traced Python number, as x.item() gives
         return python_ints.python_int(args[0]) if fn is int else python_ints.python_float(args[0])
@@ -307,6 +315,15 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 checked_raise=statements.checked_raise, built=statements.built,
                                 before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring,
                                 formatted_percent=debug.formatted_percent, formatted_call=debug.formatted_call)
+
+
+def _sortable(items) -> bool:
+    """A 1-d traced array, or a list of traced numbers (with Python numbers) of one kind: sorted as NumPy sorts."""
+    if isinstance(items, TracedArray):
+        return items.ndim == 1
+    return isinstance(items, list) and any(isinstance(x, TracedArray) for x in items) and all(
+        isinstance(x, TracedArray) and x.ndim == 0 and x.dtype.kind in "biuf" for x in items) and \
+        len({x.dtype for x in items}) == 1
 
 
 def _text_of(x, how, printed=False):
