@@ -405,8 +405,7 @@ def test_round_of_a_python_float_is_pythons_and_np_round_is_numpys_to_the_last_b
 
 def _sorted_and_complex(v):
     numbers = sorted([v[0], v[1], v[2]])                      # NumPy scalars, in NumPy's order
-    pythons = \
-        sorted([float(v[0]), float(v[2])], reverse=True)      # Python floats stay Python's
+    pythons = sorted([float(v[0]), float(v[2])], reverse=True)  # Python floats stay Python's
     z = complex(v[0], v[1])
     return numbers[0] + pythons[0] * 10, z * 2, complex(float(v[2])), type(z) is complex, type(pythons[0]) is float
 
