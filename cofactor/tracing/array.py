@@ -259,8 +259,10 @@ class TracedArray:
     def _concrete(self, what):
         raise located(ConcretizationError(
             f"{what}() of a traced array: its value is not known at compile time, only when the "
-            "compiled function runs (storing it into a NumPy array made outside the compiled function "
-            "needs that value: create the array inside it, e.g. out = np.zeros(n))"))
+            "compiled function runs, and the code asking for it (a library function such as chr() or "
+            "np.format_float_positional, or a NumPy array made outside the compiled function that it is "
+            "stored into) needs it as a Python number: compute that after the call, or create the array "
+            "inside the function, e.g. out = np.zeros(n)"))
 
     def __bool__(self):
         unconverted = unconverted_caller()
