@@ -107,6 +107,8 @@ def call(fn, *args, **kwargs):
             "when the compiled function runs): use the NumPy function that computes it on arrays where there is one "
             "(math.isclose: np.isclose, math.fsum: np.sum, math.gcd: np.gcd, statistics.mean: np.mean), or compute "
             "it after the call"))
+    if fn is np.transpose and args and type(args[0]) in (list, tuple) and any(defers_tracing(a) for a in args[0]):
+        return np.transpose(np.stack(list(args[0])), *args[1:], **kwargs)  # np.transpose(np.nonzero(m))
     if fn in _REFUSED_ON_TRACED and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
         raise located(UnsupportedError(f"numpy.{fn.__name__} is not supported by cofactor on traced arrays: "
                                        f"{_REFUSED_ON_TRACED[fn]}"))

@@ -9,7 +9,7 @@ from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.types import is_supported_dtype
 from ..tracing import python_ints
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, defers_tracing
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import ordered, per_layout, strided_like
 from ._core import full, result_type, traced_sequence, value, wrap
@@ -255,6 +255,9 @@ def _array(object, dtype, copy, order, ndmin):
         return object if ndmin <= object.ndim else np.reshape(object, (1,) * (ndmin - object.ndim) + object.shape)
     if copy is False:
         raise ValueError("Unable to avoid copy while creating an array as requested.")
+    if type(object) in (list, tuple) and any(defers_tracing(x) for x in object):  # (np.array(np.nonzero(m)))
+        stacked = np.stack(list(object))
+        return stacked if dtype is None else stacked.astype(dtype)
     traced = traced_sequence(object)
     if traced is None:
         with numpy_rules():

@@ -110,6 +110,29 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return np.moveaxis(Bounded(TracedArray(result), out_windows), 0, ax)
 
 
+@operation(np.stack)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Arrays of one run-time length (np.stack(np.nonzero(m), axis=1)) lined up lane for lane, side by side."""
+    if out is not None:
+        _unsupported("numpy.stack with out=")
+    lined_up, windows = aligned(list(arrays))
+    result = np.stack([as_data(a) for a in lined_up], axis=axis, dtype=dtype, casting=casting)
+    ax = axis_index(axis, result.ndim)
+    return bounded(result, windows[:ax] + [None] + windows[ax:])
+
+
+@operation(np.column_stack)
+def column_stack(tup):
+    return stack(tup, axis=1) if np.ndim(as_data(tup[0])) == 1 else concatenate(tup, axis=1)
+
+
+@operation(np.vstack, np.row_stack)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    if np.ndim(as_data(tup[0])) == 1:
+        return stack(tup, axis=0, dtype=dtype, casting=casting)
+    return concatenate(tup, axis=0, dtype=dtype, casting=casting)
+
+
 @operation(np.append)
 def append(arr, values, axis=None):
     if axis is None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
-from ..tracing.array import TracedArray, share_storage
+from ..tracing.array import TracedArray, defers_tracing, share_storage
 from ..tracing.views import asked_of_arguments, in_one_memory
 from ..tracing.dispatch import constructs, implements, implements_ufunc, indexed
 from ..tracing.checks import numpy_error_if
@@ -792,9 +792,15 @@ def _concatenator(axis: int, ndmin: int, transposed_1d: int):
             raise UnsupportedError("numpy.r_ / numpy.c_ with string directives or traced slice bounds among traced "
                                    "arrays is not supported by cofactor: use np.concatenate and np.arange")
         items = tuple(np.r_[item] if isinstance(item, slice) else item for item in items)  # (a range, as NumPy's)
-        dtype = result_type(*items)
+        dtype = result_type(*[item.data if defers_tracing(item) else item for item in items])
         parts = []
         for item in items:
+            if defers_tracing(item):  # (of a run-time length, np.r_[np.flatnonzero(m), n]: already of ndmin axes)
+                if item.ndim < ndmin:
+                    raise UnsupportedError("numpy.c_ of a 1-d array whose length is known only at run time is not "
+                                           "supported: use np.stack(..., axis=1)")
+                parts.append(item.astype(dtype))
+                continue
             part = array(item, dtype=dtype, copy=None, ndmin=ndmin)
             added = ndmin - np.ndim(item)
             if added > 0 and transposed_1d >= 0:  # (NumPy's axes for the item's own: np.c_ makes a 1-d item a column)
