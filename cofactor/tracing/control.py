@@ -32,7 +32,7 @@ from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
 from . import checks, context, outside
-from .array import Journal, TracedArray, make_stale, serial_now
+from .array import Journal, TracedArray, defers_tracing, make_stale, serial_now
 from .trace import is_array
 from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
                     Worlds, as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
@@ -427,9 +427,10 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         # type that cannot be carried (a view of an array that is one of several) keep their error,
         # not lose their identity.
         values = [state[0] for state in states]
-        if not broadcast or all(isinstance(x, TracedArray) and not x.scalar for x in values) and \
+        if not broadcast or any(defers_tracing(x) for x in values) or all(
+                isinstance(x, TracedArray) and not x.scalar for x in values) and \
                 (values[0].shape, values[0].dtype) == (values[1].shape, values[1].dtype):
-            raise
+            raise  # (an array of run-time length does not broadcast: its length is the path's)
         joined = False
     if not joined:  # outside the handler: an error here is not "during" the first
         layout.nodes[0] = [_broadcast_value(states[0][0], states[1][0], line)]
