@@ -18,6 +18,7 @@ Outside a traced function, ``cf.print`` is ``print``.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
 import itertools
 import re
@@ -47,8 +48,9 @@ _RUN_TIME = object()  # where a printer's values have a run-time array
 class _Printer:
     """One ``cf.print`` call site: its values' structure, static parts and operand types."""
 
-    def __init__(self, treedef, leaves, sep, end, file, flush):
+    def __init__(self, treedef, leaves, sep, end, file, flush, printoptions):
         self.treedef = treedef
+        self.printoptions = printoptions  # (None: NumPy's when it prints)
         self.parts = [_RUN_TIME if isinstance(x, TracedArray) else x for x in leaves]
         self.types = [(x.shape, x.dtype, x.weak) for x in leaves if isinstance(x, TracedArray)]
         # sys.stdout and sys.stderr as they are when it prints (a redirect_stdout around a later call)
@@ -61,7 +63,8 @@ class _Printer:
                        for p, (shape, dtype, weak) in zip(pointers, self.types)])
         values = unflatten(self.treedef, [next(arrays) if x is _RUN_TIME else x for x in self.parts])
         options = dict(self.options, file=getattr(sys, self.stream)) if self.stream else self.options
-        builtins.print(*values, **options)
+        with np.printoptions(**self.printoptions) if self.printoptions else contextlib.nullcontext():
+            builtins.print(*values, **options)
 
 
 class Formatted:
@@ -252,7 +255,8 @@ def print(*values, sep=" ", end="\n", file=None, flush=False):
     _register()
     leaves, treedef = flatten(values, is_leaf=defers_tracing)
     leaves, treedef = flatten(unflatten(treedef, [_Cut.of(x) if defers_tracing(x) else x for x in leaves]))
-    printer = _Printer(treedef, leaves, sep, end, file, flush)
+    now = np.get_printoptions()  # (set by the code around the print, as np.printoptions(precision=2): those)
+    printer = _Printer(treedef, leaves, sep, end, file, flush, now if now != context.current().printoptions else None)
     key = next(_keys)
     _printers[key] = printer
     context.current().module.keepalive.append(printer)

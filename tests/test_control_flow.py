@@ -1579,6 +1579,22 @@ def test_print_in_both_arms_of_a_traced_if_to_the_stream_of_the_call(capsys):
         assert capsys.readouterr().err == want
 
 
+def prints_rounded(x):
+    with np.printoptions(precision=2, suppress=True):
+        print(x * np.pi)
+    print(x)
+    return x
+
+
+def test_print_in_compiled_code_prints_with_the_print_options_the_code_sets(capsys):
+    """(np.printoptions around a print in the function were ignored: it printed with those of the call.)"""
+    x = np.array([1.0, -1e-9, 2.5])
+    prints_rounded(x)
+    want = capsys.readouterr().out
+    cf.jit(prints_rounded)(x)
+    assert capsys.readouterr().out == want
+
+
 def prints_a_float_as_an_int(x):
     print(f"count {x.sum():d}")
     return x

@@ -14,6 +14,8 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..ir.core import Builder, Function, Module, Value, active_builder, building
 from ..ir.types import TensorType
 
@@ -101,6 +103,8 @@ class TraceContext(Builder):
         self.checks = None           # checks.Checks of the trace, where it returns their outputs
         self.printing_now = False    # a print at trace time is running: traced values show their trace text
         self.text_for_print = False  # an object's __str__ runs for print's arguments: its f-strings print when run
+        self.printoptions = np.get_printoptions()  # NumPy's at the start (a print where the code changed them
+                                                   # prints with the code's: debug.py)
         self.unrolled: dict = {}     # line -> why, of the loops run unrolled (named by the op budget's error)
         self.copies = 1              # how many copies of the code being traced the loops unrolled around it make
         self.value_arms = 0          # > 0 while the arms of a conditional expression (or and/or) on a traced test are traced
