@@ -267,8 +267,9 @@ def origin(error: BaseException) -> str:
     filename = os.path.abspath(frame.f_code.co_filename)
     if filename.startswith(_NUMPY_DIR + os.sep):
         return "deliberate"
-    if filename.startswith(_DELIBERATE_DIRS) and opcode == _RAISE:
-        return "deliberate"  # a raise statement in the NumPy layer: NumPy's error, on purpose
+    if filename.startswith(_DELIBERATE_DIRS) and opcode == _RAISE and type(error) is not NotImplementedError:
+        return "deliberate"  # a raise statement in the NumPy layer: NumPy's error, on purpose (an abstract
+        #                      method's NotImplementedError is cofactor's bug)
     if not _is_internal(filename):
         return "user"
     return "internal"

@@ -1452,6 +1452,26 @@ def test_an_array_returned_from_a_loop_that_another_path_aliases_keeps_the_loop_
     assert cf.compile(jacobi, A, b, optimize=False).mlir.count("stablehlo.while") == 1
 
 
+def helper_defined_in_the_loop(x):
+    total = 0.0
+    for v in x:
+        def square(u):           # (a new function every trip: what one def made, the same)
+            return u * u
+        total += square(v)
+    for v in x[x > 0]:
+        scale = lambda u: 2.0 * u  # noqa: E731
+        total += scale(v)
+    return total
+
+
+def test_a_function_defined_in_a_rolled_loop_s_body_is_carried_as_the_same_function():
+    """(It was refused as "a Python object that differs from path to path", or the loop unrolled.)"""
+    x = rng.standard_normal(12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        check(helper_defined_in_the_loop, x)
+
+
 def test_a_deque_in_a_loop_is_a_list_s_kin():
     """A deque filled by a loop of more than eight trips raised an error about a value escaping the loop."""
     x = np.arange(12.0)

@@ -33,6 +33,8 @@ the selectors.
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError, located, numpy_rules
@@ -234,7 +236,7 @@ class Static(Node):
         self.value = value
 
     def fit(self, x, f):
-        if x is self.value:
+        if x is self.value or _same_function(x, self.value):
             return True
         try:
             return type(x) is type(self.value) and not isinstance(x, TracedArray) and bool(x == self.value)
@@ -243,6 +245,16 @@ class Static(Node):
 
     def build(self, values, b):
         return self.value
+
+
+def _same_function(a, b) -> bool:
+    """Whether ``a`` and ``b`` are what one ``def`` made twice (a helper defined in a loop's body, made at
+    every trip): one code, the same globals, closure cells and defaults, so a call of either is the same."""
+    def same(p, q):
+        return p is q or p is not None and q is not None and len(p) == len(q) and all(x is y for x, y in zip(p, q))
+    return isinstance(a, types.FunctionType) and isinstance(b, types.FunctionType) and a.__code__ is b.__code__ \
+        and a.__globals__ is b.__globals__ and same(a.__closure__, b.__closure__) and \
+        same(a.__defaults__, b.__defaults__) and a.__kwdefaults__ == b.__kwdefaults__
 
 
 class Unset(Node):
