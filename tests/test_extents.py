@@ -433,6 +433,9 @@ with_nans = np.array([3.0, np.nan, 1.0, 3.0, np.nan, -0.0, 0.0])
     (lambda a: (np.setdiff1d(a, a[:6], assume_unique=True), np.isin(a, np.unique(a[:4])), np.isin(a[a > 0], a[:3])),
      ints),
     (lambda a: np.unique(a)[np.unique(a) > 1], ints),
+    (lambda a: (np.ptp(a[a > -5]), np.nansum(a[a != 0]), np.nanmax(a[a != 0]), np.nanmin(a[a != 0]),
+                np.nanmean(a[a != 0]), np.nanprod(a[a != 2])), with_nans),
+    (lambda a: np.nanmax(a[a == 7]), with_nans),                                    # (NumPy's ValueError: empty)
     (lambda a: (np.transpose(np.nonzero(a > 0)), np.column_stack(np.nonzero(a > 0)),   # (argwhere's idioms)
                 np.stack(np.nonzero(a > 0), axis=1), np.array(np.nonzero(a > 0)), np.vstack(np.nonzero(a > 0)),
                 np.r_[np.flatnonzero(a > 0), a.size]), x2),                            # (scipy's rankdata)

@@ -224,6 +224,40 @@ def _weak_count(b, axes, ddof=0) -> TracedArray:
     return TracedArray(ops.binary("stablehlo.maximum", n, ops.constant(np.zeros((), dtype))), scalar=True, weak=weak)
 
 
+@operation(np.ptp)
+def ptp(b, axis=None, out=None, keepdims=False):
+    _refuse_out_and_where("ptp", out, None)
+    return np.subtract(np.max(b, axis=axis, keepdims=keepdims), np.min(b, axis=axis, keepdims=keepdims))
+
+
+def _nan_reduction(func, fill):
+    """NumPy's nan-reduction: ``func`` of the lanes with NaN replaced by ``fill`` (the reduction's identity);
+    a max or min (``fill`` infinite) of NaNs alone is NaN, as NumPy's (which warns)."""
+    def reduce(b, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        _refuse_out_and_where(f"nan{func.__name__}", out, kwargs.pop("where", None))
+        if b.dtype.kind not in "fc":
+            return func(b, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype is not None else {}), **kwargs)
+        nan = np.isnan(b)
+        result = func(np.where(nan, np.asarray(fill, b.dtype), b), axis=axis, keepdims=keepdims,
+                      **({"dtype": dtype} if dtype is not None else {}), **kwargs)
+        return np.where(np.all(nan, axis=axis, keepdims=keepdims), np.nan, result) if np.isinf(fill) else result
+    return reduce
+
+
+for _func, _nan_func, _fill in [(np.sum, np.nansum, 0.0), (np.prod, np.nanprod, 1.0), (np.max, np.nanmax, -np.inf),
+                                (np.min, np.nanmin, np.inf)]:
+    operation(_nan_func)(_nan_reduction(_func, _fill))
+
+
+@operation(np.nanmean)
+def nanmean(b, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    _refuse_out_and_where("nanmean", out, kwargs.pop("where", None))
+    if b.dtype.kind not in "fc":
+        return np.mean(b, axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.true_divide(np.nansum(b, axis=axis, dtype=dtype, keepdims=keepdims),
+                          np.sum(~np.isnan(b), axis=axis, keepdims=keepdims))
+
+
 @operation(np.mean)
 def mean(b, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _refuse_out_and_where("mean", out, where)
