@@ -212,15 +212,16 @@ def check_implicit_writable(arrays, fetched, writebacks):
     """Refuse, before running, a global or cell array the function writes that cannot be
     written, and one that shares memory with an argument (the trace took them as two arrays)."""
     for k, _ in writebacks:
-        _check_updatable(fetched[k], "a global or closure variable")
+        _check_updatable(fetched[k], "an array read from outside the function (a global, a closure's or an object's)")
     host = [a for a in arrays if isinstance(a, np.ndarray)]
     for k, value in enumerate(fetched):
         others = host + fetched[k + 1:]
         if isinstance(value, np.ndarray) and any(isinstance(a, np.ndarray) and a is not value and _overlap(value, a)
                                                  for a in others):
-            raise UnsupportedError("the function reads an array through a global or closure variable that shares "
-                                   "memory with another array it reads (a view of it), and writes one of them; "
-                                   "pass the base array alone, as an argument or one global")
+            raise UnsupportedError("the function reads an array from outside it (a global, a closure variable, an "
+                                   "attribute or item of an object or container) that shares memory with another "
+                                   "array it reads (a view of it), and writes one of them; pass the base array alone "
+                                   "(o.v = o.w[1:]: keep o.w, and take the view in the function)")
 
 
 def write_back(arg, buffer):

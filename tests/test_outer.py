@@ -126,7 +126,7 @@ def test_a_global_view_of_a_written_argument_is_refused():
     global G
     base = np.zeros(4)
     G = base[1:]
-    with pytest.raises(cf.UnsupportedError, match="global or closure variable"):
+    with pytest.raises(cf.UnsupportedError, match="from outside it .a global, a closure variable"):
         cf.jit(lambda a: (a.__iadd__(1), G + 0)[1])(base)
     np.testing.assert_array_equal(base, np.zeros(4))  # refused before running: nothing changed
 
