@@ -376,3 +376,17 @@ def test_an_f_string_of_a_traced_value_outside_print_is_a_clear_error():
     """(Its text was the trace's, silently: a log of 'x0=scalar(shape=(), dtype=float64)'.)"""
     with pytest.raises(cf.ConcretizationError, match="an f-string of a traced number"):
         cf.jit(_logs_a_message)(np.ones(3), [])
+
+
+def _last_above_half(x):
+    for i, v in enumerate(x):
+        if v > 0.5:
+            best = v          # (only under a traced condition: Python's UnboundLocalError where none is)
+    return best
+
+
+def test_a_variable_a_loop_assigns_only_under_a_traced_condition_is_named():
+    """(The error said "the function returned a object".)"""
+    with pytest.raises(cf.TracingError, match="variable 'best' has no value here: it is assigned only on some "
+                                              "paths through the loop"):
+        cf.jit(_last_above_half)(np.linspace(0, 1, 12))

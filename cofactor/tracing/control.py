@@ -806,6 +806,9 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
     final = layout.build(results[:width])
     if runs:
         final = layout.as_numpy_where(final, seen["numpy"])
+        for k, label in enumerate(bindings.labels()):  # (assigned under a traced condition in it, or not at all)
+            if label != RETURN_VALUE and final[k] is UNBOUND:
+                final[k] = undefined(label, f"only on some paths through {where} (under a traced condition)")
     else:
         _mark_undefined(layout, final, f"only inside {where}, which may run zero times")
     bindings.assign(final)
