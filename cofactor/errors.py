@@ -139,17 +139,18 @@ def _is_internal(filename: str) -> bool:
 
 
 def asked_by_user_code() -> bool:
-    """Whether the caller of the function that calls this one is the user's converted code, directly or
-    through Python's operators, the standard library (logging) or code Python generated for it (a
-    dataclass's __repr__); not cofactor's own code (its messages), nor code run unconverted (whose
-    print cofactor cannot see: it shows the trace's text)."""
+    """Whether the caller of the function that calls this one is the user's code (converted, or a method
+    Python calls by itself: a class's __str__ for an f-string), directly or through Python's operators,
+    the standard library (logging) or code Python generated for it (a dataclass's __repr__); not
+    cofactor's own code (its messages), nor code cofactor could not read, which it runs as written
+    (defined by exec or at a REPL: a print there shows the trace's text, as cofactor cannot see it)."""
     frame = sys._getframe(3)
     if _is_internal(frame.f_code.co_filename) and frame.f_code not in _FORWARDERS and \
             frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         return False
     while frame is not None and (_is_internal(frame.f_code.co_filename) or frame.f_code.co_filename == "<string>"):
         frame = frame.f_back
-    return frame is not None and frame.f_code in converted_code
+    return frame is not None and frame.f_code not in unconverted_code
 
 
 def user_frame():

@@ -1395,11 +1395,29 @@ def _text_of_a_dataclass(x):
     return repr(_Point(x[0]))
 
 
-@pytest.mark.parametrize("fn", [_text_in_a_string, _text_in_a_list, _text_by_format, _text_of_a_dataclass])
+class _Shown:
+    def __init__(self, v):
+        self.v = v
+
+    def __str__(self):
+        return f"U({self.v})"
+
+
+def _text_of_an_object_in_an_f_string(x):
+    return f"{_Shown(x[0])}"                # (Python calls its __str__ itself: not converted)
+
+
+def _text_of_a_run_time_length(x):
+    return str(x[x > 0])
+
+
+@pytest.mark.parametrize("fn", [_text_in_a_string, _text_in_a_list, _text_by_format, _text_of_a_dataclass,
+                                _text_of_an_object_in_an_f_string, _text_of_a_run_time_length])
 def test_a_traced_value_s_text_outside_print_is_a_clear_error(fn):
     """%-formatting, str.format, str() of a list and a dataclass's repr of traced values gave the trace's
-    text, silently ("%s" % x gave "scalar(shape=(), dtype=float64)")."""
-    with pytest.raises(cf.ConcretizationError, match="the trace's, not the value's"):
+    text, silently ("%s" % x gave "scalar(shape=(), dtype=float64)"), and so did an object's __str__ that
+    Python called itself, and str() of an array of run-time length ("Bounded(max_shape=(3,), ...)")."""
+    with pytest.raises(cf.ConcretizationError, match="the trace's, not the value's|only known when the compiled"):
         cf.jit(fn)(np.arange(3.0))
 
 
@@ -1604,6 +1622,27 @@ def prints_rounded(x):
         print(x * np.pi)
     print(x)
     return x
+
+
+def _halved_loudly(v):
+    print("h", v)
+    return v * 0.5
+
+
+def halved_in_a_loop_and_after(x, n):
+    s = x[0]
+    for i in range(n):
+        s = _halved_loudly(s)      # (the loop's own source has no print: a helper it calls does)
+    return _halved_loudly(s)
+
+
+def test_print_in_a_helper_a_rolled_loop_calls_prints_per_trip(capsys):
+    """(The print order was made inside the loop, and its use after it was an escape error.)"""
+    x = np.array([0.5, 1.0])
+    halved_in_a_loop_and_after(x, 9)
+    want = capsys.readouterr().out
+    cf.jit(halved_in_a_loop_and_after)(x, 9)
+    assert capsys.readouterr().out == want
 
 
 def test_print_in_compiled_code_prints_with_the_print_options_the_code_sets(capsys):

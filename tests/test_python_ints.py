@@ -416,3 +416,35 @@ def test_sorted_of_a_list_of_traced_numbers_and_complex_of_them_are_pythons():
     got, want = cf.jit(_sorted_and_complex)(v), _sorted_and_complex(v)
     for g, w in zip(got, want):
         assert np.asarray(g) == w
+
+
+def _sizes_from_constants(x):
+    n = x.shape[0]
+    sums = []
+    for size in 2 ** np.arange(3, 1, -1):        # (elements of an array of constants: known while tracing)
+        sums.append(x[np.arange(0, n, size)].sum())
+    k = np.array([2, 3])
+    return np.array(sums), np.zeros(k[0] * k[1]), x[:k[1]], np.eye(k[0])
+
+
+def test_an_array_made_of_constants_gives_numbers_known_while_tracing():
+    """(np.arange(0, n, size) was refused as data-dependent, np.zeros(k[0] * k[1]) as a run-time shape.)"""
+    x = np.arange(10.0)
+    for g, w in zip(cf.jit(_sizes_from_constants)(x), _sizes_from_constants(x)):
+        np.testing.assert_array_equal(g, w)
+
+
+def _rounded_at_the_edges(x, h, s):
+    return (np.round(x, -1), np.round(x, 308), np.round(x, 320), np.round(h, -1), np.round(h, 4), np.round(s, -1),
+            np.round(x * 1.1, 2), round(float(x[1]), 308), round(float(x[1]), 320), round(float(x[1]), 400))
+
+
+def test_round_at_the_edges_of_the_range_is_numpys_and_pythons():
+    """(Large values gave NaN: the exact division's split overflowed; 10 ** 320 raised an internal error; and
+    XLA folded np.round(x * 1.1, 2)'s two constants into one.)"""
+    x = np.array([1.7e308, 0.35, 0.75])
+    h, s = np.array([65000.0, 5.0], np.float16), np.array([3e38], np.float32)
+    with np.errstate(all="ignore"):
+        want = _rounded_at_the_edges(x, h, s)
+    for g, w in zip(cf.jit(_rounded_at_the_edges)(x, h, s), want):
+        np.testing.assert_array_equal(np.asarray(g), w)

@@ -170,11 +170,9 @@ def _constants(names):
     return ast.Tuple([ast.Constant(n) for n in names], ast.Load())
 
 
-def _calls_print(nodes) -> bool:
-    """Whether these statements call something named print (``cf.print``, maybe)."""
-    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == "print" or
-                                            isinstance(n.func, ast.Attribute) and n.func.attr == "print")
-               for n in _walk_scope(nodes))
+def _may_print(nodes) -> bool:
+    """Whether these statements call anything: print, or a function of the program's that may print."""
+    return any(isinstance(n, ast.Call) for n in _walk_scope(nodes))
 
 
 def _is_range(node) -> bool:
@@ -515,13 +513,13 @@ class ControlFlow(ast.NodeTransformer):
                                   _name(setter.name), _constants(names),
                                   ast.Constant(node.lineno), ast.Constant(exited_else)], node)
         # (cf.print's order made before the if, where its arms may print: each arm carries it out)
-        before = [self._call("before_prints", [], node)] if _calls_print(node.body + node.orelse) else []
+        before = [self._call("before_prints", [], node)] if _may_print(node.body + node.orelse) else []
         return before + [ast.copy_location(s, node) for s in (then, orelse, getter, setter)] + [call]
 
     def _exit_flags(self, node):
         """Rewrite the loop's break/continue into flags; returns (break flag, statements that must run
         before the loop: the flag's start, and cf.print's order if the loop may print)."""
-        before = [self._call("before_prints", [], node)] if _calls_print(node.body) else []
+        before = [self._call("before_prints", [], node)] if _may_print(node.body) else []
         if not _count(node.body, _LOOP_EXITS, _loop_level) or \
                 not _flaggable(node.body, _LOOP_EXITS, _loop_level, _blocks):
             return None, before

@@ -162,10 +162,18 @@ def _traced_constant(array) -> TracedArray:
     return TracedArray(value(np.asarray(array)))
 
 
-def _static(name, *args):
-    if any(isinstance(a, TracedArray) for a in args):
-        raise UnsupportedError(f"numpy.{name} with traced arguments has a data-dependent shape; "
-                               "its arguments must be known at compile time")
+def _static(name, args, kwargs):
+    """``args`` and ``kwargs`` known now (an element of an array made of constants, as in ``for size in
+    2 ** np.arange(3)``, is), or NumPy's shape would depend on data: a clear error."""
+    def known(a):
+        if not isinstance(a, TracedArray):
+            return a
+        value = a.known()
+        if value is None:
+            raise UnsupportedError(f"numpy.{name} with traced arguments has a data-dependent shape; "
+                                   "its arguments must be known at compile time")
+        return value[()] if value.ndim == 0 else value
+    return [known(a) for a in args], {k: known(v) for k, v in kwargs.items()}
 
 
 def _filled(fill):
@@ -200,20 +208,20 @@ def full_(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
 
 @constructs(np.arange)
 def arange(*args, **kwargs):
-    _static("arange", *args, *kwargs.values())
+    args, kwargs = _static("arange", args, kwargs)
     with numpy_rules():
         return _traced_constant(np.arange(*args, **kwargs))
 
 
 @constructs(np.eye)
 def eye(*args, **kwargs):
-    _static("eye", *args, *kwargs.values())
+    args, kwargs = _static("eye", args, kwargs)
     return _traced_constant(np.eye(*args, **kwargs))
 
 
 @constructs(np.identity)
 def identity(*args, **kwargs):
-    _static("identity", *args, *kwargs.values())
+    args, kwargs = _static("identity", args, kwargs)
     return _traced_constant(np.identity(*args, **kwargs))
 
 

@@ -47,9 +47,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import UnsupportedError, located
+from ..errors import ConcretizationError, UnsupportedError, asked_by_user_code, located
 from ..ir import ops
 from ..ir.core import Operation, Value
+from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.context import in_reverse_mode
@@ -369,6 +370,22 @@ class Bounded:
         return size
 
     def __repr__(self):
+        return self._text("repr()")
+
+    def __str__(self):
+        return self._text("str()")
+
+    def __format__(self, spec):
+        return self._text("formatting")
+
+    def _text(self, what):
+        """Its trace's text, for cofactor's own messages and a print at trace time; asked by the program (a
+        message, a log of it), a clear error: the text would be the trace's ("Bounded(...)")."""
+        trace = context.current() if context.is_tracing() else None
+        if trace is not None and not trace.printing_now and asked_by_user_code():
+            raise located(ConcretizationError(
+                f"{what} of an array whose length is known only at run time needs its values, which are only known "
+                "when the compiled function runs: give it to print(...), which prints it then, or return it"))
         return f"Bounded(max_shape={self.data.shape}, dtype={self.dtype})"
 
     def __len__(self):

@@ -363,7 +363,11 @@ def getitem(a, index):
             return traced_slice(a, index)
         lens = basic_lens(a.shape, index)
         if not lens.shape and not any(item is Ellipsis for item in items):
-            # Every axis indexed by an integer: NumPy returns a scalar, a copy (a[()] of a 0-d array too).
+            # Every axis indexed by an integer: NumPy returns a scalar, a copy (a[()] of a 0-d array too),
+            # known while tracing where the array is (for size in 2 ** np.arange(3): np.arange(0, n, size)).
+            known = a.known() if not lens.values() else None
+            if known is not None:
+                return TracedArray(ops.constant(np.asarray(lens.on_numpy(known))), scalar=True)
             return TracedArray(lens.read(a.value), scalar=True)
         return view(a, lens)
     if _traced_mask(index):

@@ -66,7 +66,11 @@ def _raveled(a, order):
 
 def resolve_shape(shape, size=None) -> tuple:
     """``shape`` as a tuple of ints, its -1 resolved for ``size`` elements (by default, the shape's own)."""
+    if isinstance(shape, TracedArray) and shape.known() is not None:  # (of constants: np.zeros(k[0] * k[1]))
+        shape = shape.known().tolist()
     shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    shape = tuple(d.known()[()] if isinstance(d, TracedArray) and d.known() is not None and d.ndim == 0 else d
+                  for d in shape)
     if any(isinstance(d, TracedArray) for d in shape):
         raise UnsupportedError("a shape known only at run time (a traced number, such as the length of x[mask], "
                                "of x[:k] or of np.unique(x)): an array made in a compiled function needs its shape "

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import operator
 
+import warnings
+
 import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
@@ -417,7 +419,31 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
         results = KERNELS[ufunc](*operands)
     results = results if isinstance(results, tuple) else (results,)
     outs = tuple(ordered(wrap(ops.convert(r, dt)), "K", *inputs) for r, dt in zip(results, loop[ufunc.nin:]))
+    for out, known in zip(outs, _known_results(ufunc, inputs, loop)):
+        if out.lens is None and out.value.owner is not None:
+            out.value.owner.literal = known  # (what the program computes, known while tracing: TracedArray.known)
     return outs if ufunc.nout > 1 else outs[0]
+
+
+KNOWN_SIZE = 256  # the largest result of constants a ufunc also computes with NumPy while tracing
+
+
+def _known_results(ufunc, inputs, loop) -> tuple:
+    """NumPy's own results of ``ufunc`` on arrays of constants (2 ** np.arange(3): known while tracing, so that
+    code can take their elements as numbers), for small ones without a warning NumPy would give; else ()."""
+    known = [x.known() if isinstance(x, TracedArray) and not x.weak else None if isinstance(x, TracedArray) else x
+             for x in inputs]
+    if any(k is None for k in known) or not any(isinstance(x, TracedArray) for x in inputs):
+        return ()
+    if int(np.prod(np.broadcast_shapes(*[np.shape(k) for k in known]), dtype=np.int64)) > KNOWN_SIZE:
+        return ()
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            results = ufunc(*known, signature=loop)
+    except (ArithmeticError, Warning, TypeError, ValueError):
+        return ()
+    return tuple(np.asarray(r) for r in (results if isinstance(results, tuple) else (results,)))
 
 
 def _integer_power(exponent, base: Value, power: Value) -> Value:
@@ -551,10 +577,15 @@ def around(a, decimals=0, out=None):
     # NumPy scales, rounds half to even, and unscales; integers in float64, cast back.  (Its division, exactly:
     # XLA's by 100 gave 0.41000000000000003 for NumPy's 0.41.)
     work = np.dtype(np.float64) if v.dtype.kind in "iu" else v.dtype
-    factor = float(work.type(10.0 ** abs(decimals)))
+    with np.errstate(over="ignore"):  # (past the dtype's range: inf, and the result NaN, as NumPy's)
+        factor = float(np.power(work.type(10.0), min(abs(decimals), 400), dtype=work))
 
     def times(x, c):
         return ops.binary("stablehlo.multiply", x, full(v.shape, c, work))
-    scale, unscale = (times, divided_exactly) if decimals > 0 else (divided_exactly, times)
-    rounded = ops.unary("stablehlo.round_nearest_even", scale(ops.convert(v, work), factor))
+
+    def divided(x, c):
+        return divided_exactly(x, c) if np.isfinite(c) else ops.binary("stablehlo.divide", x, full(v.shape, c, work))
+    scale, unscale = (times, divided) if decimals > 0 else (divided, times)
+    # (a barrier before the scaling: XLA would fold np.round(p * 1.1, 2)'s two constants into one, p * 110.00000000000001)
+    rounded = ops.unary("stablehlo.round_nearest_even", scale(ops.opaque(ops.convert(v, work)), factor))
     return wrap(ops.convert(unscale(rounded, factor), v.dtype))

@@ -256,7 +256,31 @@ class TracedArray:
             "function, e.g. out = np.zeros(n))"))
 
     # --- values that Python needs now ----------------------------------------------------
+    def known(self):
+        """The value of an array the function made from constants alone (np.arange(3), 2 ** np.arange(3), an
+        element of one): known while tracing, as NumPy's (None: a traced value)."""
+        lenses, x = [], self
+        while x.lens is not None:
+            if x.lens.values():
+                return None
+            lenses.append(x.lens)
+            x = x.viewed
+        literal = getattr(x.value.owner, "literal", None) if x.value.owner is not None else None
+        if literal is None:
+            return None
+        known = np.asarray(literal)
+        try:
+            for lens in reversed(lenses):
+                known = lens.on_numpy(known)
+        except NotImplementedError:
+            return None
+        return known
+
     def _concrete(self, what):
+        known = self.known()
+        if known is not None:  # (for size in 2 ** np.arange(3): np.arange(0, n, size) takes it)
+            return {"float": float, "int": int, "complex": complex, "index": operator.index}[what](known[()]
+                                                                                              if known.ndim == 0 else known)
         raise located(ConcretizationError(
             f"{what}() of a traced array: its value is not known at compile time, only when the "
             "compiled function runs, and the code asking for it (a library function such as chr() or "
@@ -825,12 +849,12 @@ def _round(self, ndigits=None):
     half to even; to no digits, a Python int, as NumPy's ``__round__`` gives."""
     if not self.scalar:
         raise located(TypeError("type numpy.ndarray doesn't define __round__ method"))
+    from . import python_ints
     if self.weak is float and ndigits is not None:
-        from . import python_ints
         return python_ints.python_round(self, operator.index(ndigits))
     rounded = np.round(self, 0 if ndigits is None else ndigits)
-    if ndigits is None:
-        return _python_number(rounded.astype(np.int64))
+    if ndigits is None:  # (a Python int: Python's errors for NaN and infinities, cofactor's past int64)
+        return python_ints.python_int(rounded) if rounded.dtype.kind == "f" else _python_number(rounded)
     return rounded
 
 

@@ -334,6 +334,13 @@ def python_round(x, ndigits: int):
     x's exact value (round(0.35, 1) is 0.3, where NumPy's scaling rounds the scaled 3.5 up).  The scaled
     value rounded half to even, except at a tie, which the scaling's exact rounding error breaks."""
     from .array import TracedArray
+    if ndigits > 323 or ndigits < -308:  # (Python's: x itself, or a zero of its sign)
+        return x if ndigits > 0 else TracedArray(_times(x.value, 0.0), scalar=True, weak=float)
+    if ndigits > 22:  # (x itself where no digit is cut, the scaled x past 2 ** 52 or the range; else NumPy's)
+        v = ops.convert(x.value, np.float64)
+        scaled = ops.unary("stablehlo.abs", _times(v, float(np.float64(10.0) ** min(ndigits, 308))))
+        cut = ops.compare(scaled, _like(v, 2.0 ** 52), "LT")
+        return TracedArray(ops.select(cut, np.round(x, ndigits).value, v), scalar=True, weak=float)
     if not 0 < abs(ndigits) <= 22:  # (10 ** n exact; NumPy's answer at 0 digits is Python's)
         return np.round(x, ndigits)
     v, factor = ops.convert(x.value, np.float64), float(10 ** abs(ndigits))
@@ -360,26 +367,43 @@ def divided_exactly(x, divisor: float):
     """``x / divisor`` (a float Value, a Python float) rounded once, as NumPy's division, from multiplications:
     XLA turns a division by a constant or a broadcast scalar into a multiplication by its rounded reciprocal
     (x / 100 as x * 0.01), one ulp off NumPy's quotient for one element in eight.  The product by the
-    reciprocal, corrected by its exact remainder (Markstein)."""
+    reciprocal, corrected by its exact remainder (Markstein).  float16 divides in float32 and rounds, as
+    NumPy's half-precision arithmetic does; a divisor whose reciprocal is subnormal (which the CPU flushes to
+    zero) is scaled by a power of two."""
+    if x.dtype == np.float16:
+        return ops.convert(divided_exactly(ops.convert(x, np.float32), divisor), np.float16)
+    if 1.0 / divisor < np.finfo(x.dtype).tiny:  # (by the divisor scaled down by a power of two, then scaled back)
+        return _times(divided_exactly(x, divisor * 2.0 ** -512), 2.0 ** -512)
+    # Near the top of the range the split overflows: such an x is divided scaled down by a power of two (exact).
+    down = 2.0 ** -(-(-(np.finfo(x.dtype).nmant + 1) // 2) + 8)
+    big = ops.compare(ops.unary("stablehlo.abs", x), _like(x, float(np.finfo(x.dtype).max) * down), "GT")
+    small = _quotient(ops.select(big, _times(x, down), x), divisor)
+    return ops.select(big, _times(small, 1.0 / down), small)
+
+
+def _quotient(x, divisor: float):
     inverse = 1.0 / divisor
     first = ops.opaque(_times(x, inverse))
     product = ops.opaque(_times(first, divisor))
     remainder = ops.binary("stablehlo.subtract", ops.binary("stablehlo.subtract", x, product),
                            product_error(first, divisor, product))
     corrected = ops.binary("stablehlo.add", first, _times(remainder, inverse))
-    inexact = ops.binary("stablehlo.and", ops.unary("stablehlo.is_finite", first, np.bool_),
+    inexact = ops.binary("stablehlo.and", ops.unary("stablehlo.is_finite", corrected, np.bool_),
                          ops.compare(remainder, _like(x, 0.0), "NE"))
-    return ops.select(inexact, corrected, first)  # (inf, NaN and signed zeros as they are)
+    return ops.select(inexact, corrected, first)  # (inf, NaN, signed zeros, and where the split overflows: as
+    #                                                they are)
 
 
 def product_error(a, b: float, product):
     """``a * b - product`` exactly, where ``product`` is the rounded ``a * b`` (Dekker's product: ``a`` split
-    into halves; barriers keep XLA's contractions into fused multiply-adds and the optimizer's algebra out)."""
+    into halves; barriers keep XLA's contractions into fused multiply-adds and the optimizer's algebra out);
+    not finite where the split overflows."""
     a_high, a_low = _halves(a)
     scale = float(2 ** -(-(np.finfo(a.dtype).nmant + 1) // 2) + 1)
-    b = np.asarray(b, a.dtype)
-    b_high = (b * scale) - ((b * scale) - b)
-    b_low = b - b_high
+    with np.errstate(over="ignore", invalid="ignore"):
+        b = np.asarray(b, a.dtype)
+        b_high = (b * scale) - ((b * scale) - b)
+        b_low = b - b_high
     add, sub = (lambda p, q: ops.binary("stablehlo.add", p, q)), (lambda p, q: ops.binary("stablehlo.subtract", p, q))
     first = sub(_times(a_high, float(b_high)), product)
     return add(add(add(first, _times(a_high, float(b_low))), _times(a_low, float(b_high))), _times(a_low, float(b_low)))
