@@ -66,7 +66,26 @@ def _printed(arg):
     elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format" and \
             isinstance(arg.func.value, ast.Constant) and isinstance(arg.func.value.value, str):
         return runtime("formatted_call", [arg.func.value, *arg.args], arg.keywords)
+    elif isinstance(arg, (ast.BinOp, ast.Call)) and (joined := _concatenated(arg)) is not None:
+        template, values = joined  # ("loss: " + str(loss), str(x[0]), repr(x))
+        return runtime("formatted", [ast.Constant(template), ast.List(values, ast.Load())])
     return arg
+
+
+def _concatenated(node):
+    """(a str.format template, its values) of a string made of literals, ``str(v)``, ``repr(v)`` and
+    f-strings joined by ``+``; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}"), []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("str", "repr") and \
+            len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+        return "{!" + node.func.id[0] + "}", [node.args[0]]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        parts = [_concatenated(node.left), _concatenated(node.right)]
+        if None in parts:
+            return None
+        return parts[0][0] + parts[1][0], parts[0][1] + parts[1][1]
+    return None
 
 
 def _formatted(text: ast.JoinedStr, how: str):
