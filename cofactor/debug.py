@@ -100,6 +100,28 @@ class Formatted:
 _CONVERSION = re.compile(r"%(\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
 
 
+class Chosen:
+    """A conditional expression among print's arguments that chooses between strings on a traced test
+    (``print("up" if x.sum() > 0 else "down")``): the one chosen when the program runs (a pytree node: the
+    test is one of the printer's operands, an arm's values too)."""
+
+    def __init__(self, test, then, orelse):
+        self.test, self.then, self.orelse = test, then, orelse
+
+    def tree_flatten(self):
+        return [self.test, self.then, self.orelse], None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        test, then, orelse = children
+        if isinstance(test, TracedArray):
+            return cls(test, then, orelse)
+        return str(then if test else orelse)  # (when it prints)
+
+    def __str__(self):  # (at trace time: the trace's text of the test)
+        return f"{self.then} or {self.orelse}, as {_TraceText(self.test.trace_text())} chooses"
+
+
 class _TraceText(str):
     """A traced value's trace text, printed at trace time in place of its value: any format spec is ignored."""
 

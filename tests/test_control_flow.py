@@ -1337,7 +1337,8 @@ def trained_with_a_log(w, X, y):
         if loss < 0.5:
             print(f"epoch {epoch}: loss {loss:.4f} {{small}} {epoch!r:>4}", "w0 =", float(w[0]) > 0)
             print("epoch %d: %.3f %s" % (epoch, loss, w[1]), "%5.2f" % loss, "{:.2e} {k}".format(loss, k=epoch))
-            print("epoch: " + str(epoch) + " at " + repr(epoch), str(w[0] > 0), repr(w > 0))
+            print("epoch: " + str(epoch) + " at " + repr(epoch), str(w[0] > 0), repr(w > 0),
+                  "up" if w[0] > 0 else "down", f"{'small' if loss < 0.2 else 'large'} loss")
     print("done", end="!\n")
     return w
 

@@ -316,7 +316,8 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
                                 checked_raise=statements.checked_raise, built=statements.built,
                                 before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring,
-                                formatted_percent=debug.formatted_percent, formatted_call=debug.formatted_call)
+                                formatted_percent=debug.formatted_percent, formatted_call=debug.formatted_call,
+                                printed_choice=statements.printed_choice)
 
 
 def _sortable(items) -> bool:

@@ -48,6 +48,8 @@ class _RouteCalls(ast.NodeTransformer):
     def visit_JoinedStr(self, node):
         for part in node.values:  # (the values; a format spec is an f-string of its own, kept as written)
             if isinstance(part, ast.FormattedValue):
+                if getattr(node, "printed", False) and _is_conditional(part.value):
+                    part.value = _printed(part.value)
                 part.value = self.visit(part.value)
         return _formatted(node, "formatted" if getattr(node, "printed", False) else "fstring")
 
@@ -66,10 +68,21 @@ def _printed(arg):
     elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format" and \
             isinstance(arg.func.value, ast.Constant) and isinstance(arg.func.value.value, str):
         return runtime("formatted_call", [arg.func.value, *arg.args], arg.keywords)
+    elif _is_conditional(arg):  # ("up" if x.sum() > 0 else "down": chosen when it prints)
+        arg.func.attr = "printed_choice"
+        for arm in arg.args[1:3]:
+            arm.body = _printed(arm.body)
     elif isinstance(arg, (ast.BinOp, ast.Call)) and (joined := _concatenated(arg)) is not None:
         template, values = joined  # ("loss: " + str(loss), str(x[0]), repr(x))
         return runtime("formatted", [ast.Constant(template), ast.List(values, ast.Load())])
     return arg
+
+
+def _is_conditional(node) -> bool:
+    """A conditional expression, as control.py rewrote it (``__cofactor__.ifexp(test, lambda: a, lambda: b,
+    line)``)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "ifexp" and \
+        isinstance(node.func.value, ast.Name) and node.func.value.id == RUNTIME
 
 
 def _concatenated(node):

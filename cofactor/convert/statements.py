@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .. import debug
 from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
                       located)
 from ..ir.core import OpBudgetExceeded, current_block
@@ -156,6 +157,16 @@ def ifexp(test, then, orelse, line):
     if not _tested(test):
         return then() if test else orelse()
     return control.cond_value(test, then, orelse, Scope(sys._getframe(1)), line)
+
+
+def printed_choice(test, then, orelse, line):
+    """``then() if test else orelse()`` among print's arguments: with a traced test and two strings, the one
+    chosen when it prints (debug.Chosen); otherwise a conditional expression's value."""
+    if _tested(test):
+        arms = then(), orelse()
+        if all(isinstance(a, (str, debug.Formatted)) for a in arms):
+            return debug.Chosen(_scalar_predicate(test), *arms)
+    return ifexp(test, then, orelse, line)  # (anything else: as a conditional expression is, its arms traced anew)
 
 
 @forwards_calls
