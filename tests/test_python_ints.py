@@ -410,6 +410,23 @@ def _sorted_and_complex(v):
     return numbers[0] + pythons[0] * 10, z * 2, complex(float(v[2])), type(z) is complex, type(pythons[0]) is float
 
 
+def _sorted_by_keys(x):
+    vals = [x[0], x[1], x[2], x[3]]
+    by_minus = sorted(vals, key=lambda v: -v)
+    by_size = sorted(vals, key=abs, reverse=True)          # (ties in their order, reversed as Python's are)
+    vals.sort()
+    rows = sorted([x[:2], x[2:]], key=lambda r: r.sum())
+    floats = sorted([float(x[1]), float(x[0])], key=lambda v: v * v)
+    return by_minus[0] + 10 * by_minus[1], by_size[0], by_size[1], vals[0], rows[0], floats[0], type(floats[0]) is float
+
+
+def test_sorted_and_list_sort_by_a_key_of_traced_numbers_are_pythons():
+    """(Both asked bool() of a traced comparison.)"""
+    x = np.array([0.3, -0.7, 0.5, -0.3])
+    for g, w in zip(cf.jit(_sorted_by_keys)(x), _sorted_by_keys(x)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
 def test_sorted_of_a_list_of_traced_numbers_and_complex_of_them_are_pythons():
     """(Both asked bool() or a NumPy array of traced values.)"""
     v = np.array([0.3, 0.1, 0.7])

@@ -142,6 +142,14 @@ def call(fn, *args, **kwargs):
         cls = type(args[0])
         outside.reached(cls, cls.__name__)
         return cls
+    if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "sort" and type(fn.__self__) is list and \
+            not args and set(kwargs) <= {"key", "reverse"} and any(_traced_leaf(x) for x in fn.__self__):
+        fn.__self__[:] = call(sorted, list(fn.__self__), **kwargs)  # (lst.sort() of traced values: sorted's order)
+        return None
+    if fn is sorted and len(args) == 1 and kwargs.get("key") is not None and set(kwargs) <= {"key", "reverse"}:
+        ordered = _sorted_by_key(list(args[0]), kwargs["key"], kwargs.get("reverse", False))
+        if ordered is not None:
+            return ordered
     if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and _sortable(args[0]):
         # its elements, in NumPy's order (NaN last; Python's is undefined), each of its kind (a Python number)
         kinds = {getattr(x, "weak", None) for x in args[0]} if isinstance(args[0], list) else {None}
@@ -318,6 +326,35 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring,
                                 formatted_percent=debug.formatted_percent, formatted_call=debug.formatted_call,
                                 printed_choice=statements.printed_choice)
+
+
+def _traced_leaf(x) -> bool:
+    return any(isinstance(leaf, TracedArray) for leaf in flatten(x)[0])
+
+
+def _sorted_by_key(items: list, key, reverse) -> list | None:
+    """``sorted(items, key=key, reverse=reverse)`` where the keys are traced numbers: Python's stable order of
+    them (ties in the items' order, also reversed), the items gathered in it (numbers, or arrays of one
+    shape); None where no key is traced (Python's sorted then)."""
+    keys = [call(key, item) for item in items]
+    if not any(isinstance(k, TracedArray) for k in keys):
+        return None
+    if not all(isinstance(k, (int, float, np.generic)) or isinstance(k, TracedArray) and k.ndim == 0 and
+               k.dtype.kind in "biuf" for k in keys):
+        raise located(UnsupportedError("sorted() or list.sort() with a key= that gives traced values other than "
+                                       "numbers (a tuple of them, an array) is not supported: give one number"))
+    if not items or not all(isinstance(x, TracedArray) or isinstance(x, (int, float, np.generic)) for x in items):
+        raise located(UnsupportedError("sorted() or list.sort() by traced keys of items that are not arrays or "
+                                       "numbers is not supported (which item goes where is known only at run time): "
+                                       "sort an array of indices, np.argsort(keys), and read the items after the call"))
+    values = np.stack([np.asarray(k) if not isinstance(k, TracedArray) else k for k in keys])
+    n = len(items)
+    order = n - 1 - np.argsort(values[::-1], kind="stable")[::-1] if reverse else np.argsort(values, kind="stable")
+    gathered = np.stack([x if isinstance(x, TracedArray) else np.asarray(x) for x in items])[order]
+    weak = {getattr(x, "weak", None) if isinstance(x, TracedArray) else type(x) for x in items}
+    kind = weak.pop() if len(weak) == 1 else None
+    return [TracedArray(g.value, scalar=True, weak=kind) if kind in (int, float, complex) else g
+            for g in (gathered[k] for k in range(n))]
 
 
 def _sortable(items) -> bool:
