@@ -1436,7 +1436,7 @@ def _moving_window(x):
     for i in range(x.shape[0]):  # (a full ring: its slots change, not its length)
         w.append(x[i])
         out[i] = sum(w) / 3
-    return out
+    return out, np.array(w), np.mean(w)
 
 
 def _queue_drained(x):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -287,7 +288,8 @@ def _traced_in_a_sequence(fn, args, kwargs):
             return None
     except TypeError:  # unhashable callables
         return None
-    sequences = [x for x in (*args, *kwargs.values()) if isinstance(x, (list, tuple))]
+    sequences = [list(x) if isinstance(x, collections.deque) else x for x in (*args, *kwargs.values())
+                 if isinstance(x, (list, tuple, collections.deque))]
     if not sequences or any(isinstance(x, TracedArray) or defers_tracing(x)
                             for x in (*args, *kwargs.values())):
         return None

@@ -2,6 +2,7 @@
 NEP 50 dtype promotion, broadcasting and axis normalisation, in NumPy's words."""
 from __future__ import annotations
 
+import collections
 import functools
 
 import numpy as np
@@ -71,7 +72,7 @@ def traced_sequence(obj):
     """A traced array for a (nested) sequence holding traced arrays; None if it holds none."""
     if isinstance(obj, TracedArray):
         return obj
-    if isinstance(obj, (list, tuple)) and obj:
+    if isinstance(obj, (list, tuple, collections.deque)) and obj:
         parts = [traced_sequence(o) for o in obj]
         if any(p is not None for p in parts):
             items = [p if p is not None else np.asarray(o) for p, o in zip(parts, obj)]
