@@ -90,7 +90,13 @@ def _reduction(ufunc, name, empty_ok):
     func = getattr(np, name)
 
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NO, where=_NO):
-        reject(f"numpy.{name}", out=(out, None), where=(where, _NO))
+        reject(f"numpy.{name}", out=(out, None))
+        if where is not _NO and where is not True:  # (the masked-out elements: the identity, or initial)
+            if initial is _NO and not empty_ok:
+                raise ValueError(f"reduction operation '{ufunc.__name__}' does not have an identity, so to use a "
+                                 "where mask one has to specify 'initial'")
+            fill = initial if initial is not _NO and not empty_ok else (0 if ufunc is np.add else 1)
+            a = np.where(where, a, np.asarray(fill, value(a).dtype))
         v = value(a)
         axes = axis_tuple(axis, v.type.rank)
         if not empty_ok and initial is _NO and any(v.shape[i] == 0 for i in axes):
@@ -125,9 +131,11 @@ _extremum("min", np.minimum)
 def _logical(name, ufunc):
     @implements(getattr(np, name))
     def impl(a, axis=None, out=None, keepdims=False, *, where=_NO):
-        reject(f"numpy.{name}", out=(out, None), where=(where, _NO))
+        reject(f"numpy.{name}", out=(out, None))
         v = value(a)
         truthy = KERNELS[np.not_equal](v, full(v.shape, 0, v.dtype)) if v.dtype.kind != "b" else v
+        if where is not _NO and where is not True:  # (the masked-out elements: any's False, all's True)
+            truthy = value(np.where(where, wrap(truthy), ufunc is np.logical_and))
         axes = axis_tuple(axis, v.type.rank)
         return wrap(_keep(reduce_ufunc(truthy, axes, ufunc), axes, keepdims, v.type.rank))
     return impl
@@ -150,8 +158,12 @@ def _count(shape, axes) -> int:
 
 @implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
-    reject("numpy.mean", out=(out, None), where=(where, _NO))
+    reject("numpy.mean", out=(out, None))
     _require_inexact("mean", dtype)
+    if where is not _NO and where is not True:  # the masked elements' sum over how many there are
+        kept = np.broadcast_to(where, np.shape(a))
+        return np.true_divide(np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=kept),
+                              np.sum(kept, axis=axis, keepdims=keepdims))
     v = value(a)
     axes = axis_tuple(axis, v.type.rank)
     result_dtype = numpy_dtype(np.mean, v.dtype, dtype=dtype)

@@ -199,10 +199,17 @@ def test_python_scalars_and_lists():
     check(lambda x: x + np.sum([1.5, 2.5]) + np.max(3) + np.mean([[1, 2], [3, 5]], axis=0), sample((2,), np.float32))
 
 
-def test_where_is_unsupported():
-    x = sample((3,), np.float64)
-    check_unsupported(lambda x: np.max(x, where=x > 0, initial=0.0), x, name="where=")
-    check_unsupported(lambda x: np.mean(x, where=x > 0), x, name="where=")
+def _masked_reductions(x, m):
+    return (np.sum(x, where=m), np.sum(x, axis=0, where=m[0]), np.prod(x, where=m), x.sum(where=m),
+            np.max(x, where=m, initial=-5.0), np.min(x, axis=1, where=m, initial=10.0), np.mean(x, where=m),
+            np.mean(x, axis=1, where=m), np.any(x > 0, where=m), np.all(x > 0, axis=0, where=m))
+
+
+def test_reductions_take_a_where_mask():
+    """(They were refused.)"""
+    x, m = sample((2, 3), np.float64), sample((2, 3), np.bool_)
+    check(_masked_reductions, x, m)
+    check(lambda x: np.max(x, where=x > 0), x)            # NumPy's ValueError: no identity, no initial
     check_unsupported(lambda x: np.var(x, mean=np.mean(x)), x, name="mean=")
 
 
