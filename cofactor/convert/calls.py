@@ -17,6 +17,7 @@ import functools
 import heapq
 import inspect
 import itertools
+import json
 import math
 import random
 import sys
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 
 from .. import debug
-from ..errors import UnsupportedError, forwards_calls, located
+from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
 from ..ir import ops
 from ..pytree import flatten
 from ..tracing import context, implicit, outside, python_ints
@@ -113,6 +114,10 @@ def call(fn, *args, **kwargs):
     if fn in _REFUSED_ON_TRACED and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
         raise located(UnsupportedError(f"numpy.{fn.__name__} is not supported by cofactor on traced arrays: "
                                        f"{_REFUSED_ON_TRACED[fn]}"))
+    if fn in (json.dumps, json.dump) and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
+        raise located(ConcretizationError(f"json.{fn.__name__} of traced values needs their values, which are only "
+                                          "known when the compiled function runs: return them, and write the JSON "
+                                          "after the call"))
     if fn is pow and len(args) == 3 and any(isinstance(a, TracedArray) for a in args):
         raise located(UnsupportedError("pow() with a modulus (three arguments) of traced numbers is not supported by "
                                        "cofactor: compute (a ** b) % m with NumPy where it cannot overflow"))
