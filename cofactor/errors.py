@@ -142,12 +142,12 @@ def asked_by_user_code() -> bool:
     """Whether the caller of the function that calls this one is the user's code (converted, or a method
     Python calls by itself: a class's __str__ for an f-string), directly or through Python's operators,
     the standard library (logging) or code Python generated for it (a dataclass's __repr__); not
-    cofactor's own code (its messages), nor code cofactor could not read, which it runs as written
+    cofactor's own code (its messages) or NumPy's, nor code cofactor could not read, which it runs as written
     (defined by exec or at a REPL: a print there shows the trace's text, as cofactor cannot see it)."""
     frame = sys._getframe(3)
-    if _is_internal(frame.f_code.co_filename) and frame.f_code not in _FORWARDERS and \
-            frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        return False
+    if frame.f_code not in _FORWARDERS and os.path.abspath(frame.f_code.co_filename).startswith(
+            (_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep)):
+        return False  # (cofactor's messages, NumPy's own: the trace's text, as before)
     while frame is not None and (_is_internal(frame.f_code.co_filename) or frame.f_code.co_filename == "<string>"):
         frame = frame.f_back
     return frame is not None and frame.f_code not in unconverted_code
