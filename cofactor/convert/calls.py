@@ -111,10 +111,10 @@ def call(fn, *args, **kwargs):
             "it after the call"))
     if fn is np.transpose and args and type(args[0]) in (list, tuple) and any(defers_tracing(a) for a in args[0]):
         return np.transpose(np.stack(list(args[0])), *args[1:], **kwargs)  # np.transpose(np.nonzero(m))
-    if fn in _REFUSED_ON_TRACED and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
+    if any(fn is f for f in _REFUSED_ON_TRACED) and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
         raise located(UnsupportedError(f"numpy.{fn.__name__} is not supported by cofactor on traced arrays: "
                                        f"{_REFUSED_ON_TRACED[fn]}"))
-    if fn in (json.dumps, json.dump) and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
+    if (fn is json.dumps or fn is json.dump) and any(isinstance(a, TracedArray) for a in flatten((args, kwargs))[0]):
         raise located(ConcretizationError(f"json.{fn.__name__} of traced values needs their values, which are only "
                                           "known when the compiled function runs: return them, and write the JSON "
                                           "after the call"))

@@ -206,7 +206,7 @@ def test_len_and_iteration_of_0d_raise_like_numpy():
 
 
 CONCRETIZE = {
-    "bool": bool, "complex": complex, "index": operator.index,  # (int() and float() give traced numbers)
+    "bool": bool, "chr": chr, "index": operator.index,  # (int(), float() and complex() give traced numbers)
     "range": lambda x: range(x), "if": lambda x: 1 if x else 0, "array_protocol": lambda x: x.__array__(),
 }
 
