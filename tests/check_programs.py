@@ -66,6 +66,12 @@ def percent_formatted_message(x):
     return x
 
 
+def values_among_the_arguments(x):
+    if x[0] > 1:
+        raise ValueError("bad value", x[0], x[:2])   # (its args hold the values, as NumPy's would)
+    return x
+
+
 def many_sites_then_one(x):
     """Sites whose messages show 80 values in all (past the 64 slots, were they not shared: only the
     site that fires writes its values), then an assert that shows one (fuzz seeds 10005436 and 9991675)."""
@@ -101,6 +107,7 @@ PROGRAMS = [
     (raise_in_rolled_loop, [np.array([1.0, 2.0]), np.array([0.1, 0.2])]),
     (arrays_in_the_message, [np.array([1.0, -2.0, 3.0]), np.array([0.1, 0.2, -0.1])]),
     (percent_formatted_message, [np.array([1.0]), np.array([7.5]), np.array([-7.5])]),
+    (values_among_the_arguments, [np.array([0.5, 1.0]), np.array([3.0, 4.0])]),
     (many_sites_then_one, [np.array([1.0, 2.0]), np.array([60.0, 2.0]), np.array([1.0, 9.5]), np.array([1.0, 80.0])]),
     (via_helper, [np.array([1.0, 2.0]), np.array([0.0, 2.0]), np.array([-1.0, 2.0])]),
     (raise_class_with_cause, [np.array([1.0]), np.array([-1.0])]),

@@ -214,10 +214,15 @@ def building_a_message() -> bool:
 
 
 def _built(checks: Checks, make):
-    """``make()``'s exception, and the traced values its message shows (their tokens and slots)."""
+    """``make()``'s exception, and the traced values its message shows (their tokens and slots); a traced
+    value among its arguments themselves (``ValueError("bad value", x[0])``) is a token of its run-time value."""
     checks.shown, checks.free_slot = [], _SLOTS
     try:
-        return make(), checks.shown
+        exception = make()
+        if isinstance(exception, BaseException) and any(isinstance(a, TracedArray) for a in exception.args):
+            exception.args = tuple((checks.placeholder(a, "value") or a) if isinstance(a, TracedArray) else a
+                                   for a in exception.args)
+        return exception, checks.shown
     finally:
         checks.shown = None
 
@@ -310,7 +315,8 @@ def _shown(site: Site, state) -> dict:
     texts = {}
     for token, slot, shown, how, spec in site.shown:
         value = shown.value(np.asarray(state[slot:slot + shown.size], np.int64))
-        texts[token] = format(value, spec) if how == "format" else repr(value) if how == "repr" else str(value)
+        texts[token] = value if how == "value" else format(value, spec) if how == "format" else \
+            repr(value) if how == "repr" else str(value)
     return texts
 
 
@@ -337,6 +343,8 @@ def after_call(checks: Checks, state):
 def _filled(arg, texts):
     if not isinstance(arg, str):
         return arg
+    if arg in texts and not isinstance(texts[arg], str):
+        return texts[arg]  # (an argument of the exception that is a traced value: that value)
     for token, text in texts.items():
-        arg = arg.replace(token, text)
+        arg = arg.replace(token, str(text))
     return arg
