@@ -1314,7 +1314,7 @@ def backwards(x, y):
     next(counter)
     for i in counter:
         t += x[i]
-    return t, first, list(reversed(x[:3]))[0]
+    return t, first, list(reversed(x[:3]))[0], len(list(counter))   # (the loop used the iterator up)
 
 
 def test_loops_over_zip_enumerate_and_reversed_of_arrays_stay_rolled():

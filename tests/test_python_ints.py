@@ -453,6 +453,7 @@ def test_an_array_made_of_constants_gives_numbers_known_while_tracing():
 
 def _rounded_at_the_edges(x, h, s):
     return (np.round(x, -1), np.round(x, 308), np.round(x, 320), np.round(h, -1), np.round(h, 4), np.round(s, -1),
+            np.round(s * 0 + np.float32(0.35), 37), np.round(s * 0 + np.float32(0.35), 38),
             np.round(x * 1.1, 2), round(float(x[1]), 308), round(float(x[1]), 320), round(float(x[1]), 400))
 
 

@@ -428,8 +428,8 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         return
     if type(iterable) is _RANGE_ITERATOR:  # reversed(range(n)), iter(range(n)): the range it has left, used up
         _, (rest,), taken = iterable.__reduce__()
-        iterable = rest[taken:]
         collections.deque(iterable, maxlen=0)
+        iterable = rest[taken:]
     why, iterable = False, outside.items(iterable)
     if isinstance(iterable, range) and _too_long(len(iterable)):
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:

@@ -373,9 +373,10 @@ def divided_exactly(x, divisor: float):
     if x.dtype == np.float16:
         return ops.convert(divided_exactly(ops.convert(x, np.float32), divisor), np.float16)
     if 1.0 / divisor < np.finfo(x.dtype).tiny:  # (by the divisor scaled down by a power of two, then scaled back)
-        return _times(divided_exactly(x, divisor * 2.0 ** -512), 2.0 ** -512)
+        down = 2.0 ** -(np.finfo(x.dtype).maxexp // 2)
+        return _times(divided_exactly(x, divisor * down), down)
     # Near the top of the range the split overflows: such an x is divided scaled down by a power of two (exact).
-    down = 2.0 ** -(-(-(np.finfo(x.dtype).nmant + 1) // 2) + 8)
+    down = 2.0 ** -(_half_bits(x.dtype) + 8)
     big = ops.compare(ops.unary("stablehlo.abs", x), _like(x, float(np.finfo(x.dtype).max) * down), "GT")
     small = _quotient(ops.select(big, _times(x, down), x), divisor)
     return ops.select(big, _times(small, 1.0 / down), small)
@@ -399,20 +400,28 @@ def product_error(a, b: float, product):
     into halves; barriers keep XLA's contractions into fused multiply-adds and the optimizer's algebra out);
     not finite where the split overflows."""
     a_high, a_low = _halves(a)
-    scale = float(2 ** -(-(np.finfo(a.dtype).nmant + 1) // 2) + 1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        b = np.asarray(b, a.dtype)
-        b_high = (b * scale) - ((b * scale) - b)
-        b_low = b - b_high
+    power = 2.0 ** np.frexp(b)[1]  # (b split near 1, where its split cannot overflow, and scaled back: exact)
+    b = np.asarray(b / power, a.dtype)
+    t = b * _split_scale(a.dtype)
+    b_high, b_low = (t - (t - b)) * power, (b - (t - (t - b))) * power
     add, sub = (lambda p, q: ops.binary("stablehlo.add", p, q)), (lambda p, q: ops.binary("stablehlo.subtract", p, q))
     first = sub(_times(a_high, float(b_high)), product)
     return add(add(add(first, _times(a_high, float(b_low))), _times(a_low, float(b_high))), _times(a_low, float(b_low)))
 
 
+def _half_bits(dtype) -> int:
+    """ceil(p / 2) for floats of ``dtype``, of p bits of precision."""
+    return -(-(np.finfo(dtype).nmant + 1) // 2)
+
+
+def _split_scale(dtype) -> float:
+    """Veltkamp's factor for floats of ``dtype``: 2 ** ceil(p / 2) + 1."""
+    return float(2 ** _half_bits(dtype) + 1)
+
+
 def _halves(a):
     """``a`` as the sum of two floats of half its precision each (Veltkamp's split)."""
-    scale = float(2 ** -(-(np.finfo(a.dtype).nmant + 1) // 2) + 1)
-    t = ops.opaque(_times(a, scale))
+    t = ops.opaque(_times(a, _split_scale(a.dtype)))
     high = ops.binary("stablehlo.subtract", t, ops.opaque(ops.binary("stablehlo.subtract", t, a)))
     return high, ops.binary("stablehlo.subtract", a, high)
 
