@@ -75,16 +75,16 @@ def call(fn, *args, **kwargs):
         return statements.ArrayIteration([args[0][::-1]], single=True)
     if fn is enumerate and args and isinstance(args[0], statements.ArrayIteration) and args[0].single and \
             args[0].taken == 0 and len(args) + len(kwargs) <= 2:  # enumerate(reversed(x))
-        return statements.ArrayIteration(args[0].arrays, (args[1:] or [kwargs.get("start", 0)])[0])
+        return statements.ArrayIteration(args[0].arrays, _start(args, kwargs))
     if fn is enumerate and args and defers_tracing(args[0]):
-        return statements.RunTimeIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
+        return statements.RunTimeIteration(args[:1], _start(args, kwargs))
     if fn is zip and args and not kwargs and any(defers_tracing(a) for a in args) and \
             all(isinstance(a, TracedArray) and a.ndim or defers_tracing(a) for a in args):
         return statements.RunTimeIteration(args)
     if (fn is zip and args and set(kwargs) <= {"strict"} or fn is enumerate and len(args) + len(kwargs) <= 2 and args) \
             and all(isinstance(a, TracedArray) and a.ndim for a in (args if fn is zip else args[:1])):
         if fn is enumerate:
-            return statements.ArrayIteration(args[:1], (args[1:] or [kwargs.get("start", 0)])[0])
+            return statements.ArrayIteration(args[:1], _start(args, kwargs))
         lengths = [a.shape[0] for a in args]
         short = next((k for k, n in enumerate(lengths) if n != lengths[0]), None)
         if kwargs.get("strict") and short is not None:  # (Python's error, where zip would meet it)
@@ -158,11 +158,9 @@ def call(fn, *args, **kwargs):
             return ordered
     if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and _sortable(args[0]):
         # its elements, in NumPy's order (NaN last; Python's is undefined), each of its kind (a Python number)
-        kinds = {getattr(x, "weak", None) for x in args[0]} if isinstance(args[0], list) else {None}
         ordered = np.sort(args[0] if isinstance(args[0], TracedArray) else np.stack(args[0]))
-        items = list(ordered[::-1] if kwargs.get("reverse") else ordered)
-        weak = kinds.pop() if len(kinds) == 1 else None
-        return items if weak is None else [TracedArray(x.value, scalar=True, weak=weak) for x in items]
+        return _of_their_kind(list(ordered[::-1] if kwargs.get("reverse") else ordered),
+                              args[0] if isinstance(args[0], list) else ())
     if fn is complex and 1 <= len(args) <= 2 and not kwargs and any(isinstance(a, TracedArray) for a in args) and \
             all(isinstance(a, (int, float)) or isinstance(a, TracedArray) and a.ndim == 0 and a.dtype.kind in "biuf"
                 for a in args):  # complex(re, im) of traced real numbers: a traced Python complex
@@ -358,10 +356,22 @@ def _sorted_by_key(items: list, key, reverse) -> list | None:
     n = len(items)
     order = n - 1 - np.argsort(values[::-1], kind="stable")[::-1] if reverse else np.argsort(values, kind="stable")
     gathered = np.stack([x if isinstance(x, TracedArray) else np.asarray(x) for x in items])[order]
-    weak = {getattr(x, "weak", None) if isinstance(x, TracedArray) else type(x) for x in items}
-    kind = weak.pop() if len(weak) == 1 else None
-    return [TracedArray(g.value, scalar=True, weak=kind) if kind in (int, float, complex) else g
-            for g in (gathered[k] for k in range(n))]
+    return _of_their_kind([gathered[k] for k in range(n)], items)
+
+
+def _of_their_kind(ordered: list, items) -> list:
+    """Sorted ``items`` (``ordered``, NumPy's values) as Python numbers where all of ``items`` were of one
+    Python number type (traced or not), else as they are."""
+    kinds = {x.weak if isinstance(x, TracedArray) else type(x) for x in items}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind not in (int, float, complex):
+        return ordered
+    return [TracedArray(x.value, scalar=True, weak=kind) for x in ordered]
+
+
+def _start(args, kwargs):
+    """enumerate's start, given by position or by name."""
+    return (args[1:] or [kwargs.get("start", 0)])[0]
 
 
 def _sortable(items) -> bool:

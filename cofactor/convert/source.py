@@ -44,7 +44,6 @@ class _RouteCalls(ast.NodeTransformer):
         return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name(RUNTIME, ast.Load()), "call", ast.Load()),
                                           args=[node.func, *node.args], keywords=node.keywords), node)
 
-
     def visit_JoinedStr(self, node):
         for part in node.values:  # (the values; a format spec is an f-string of its own, kept as written)
             if isinstance(part, ast.FormattedValue):

@@ -342,6 +342,11 @@ class TracedRange:
 _RANGE_ITERATOR = type(iter(range(0)))
 
 
+def _item(arrays, start, i):
+    """The ``i``-th item of ``enumerate(arrays[0], start)`` (``start`` not None) or ``zip(*arrays)``."""
+    return (i + start, arrays[0][i]) if start is not None else tuple(a[i] for a in arrays)
+
+
 class RunTimeIteration:
     """``enumerate(x, start)`` (``start`` not None) or ``zip(x, y, ...)`` where an array's length is known only
     at run time (``np.unique``'s values and counts): iterated only by a traced loop, of the shortest's trips."""
@@ -352,7 +357,7 @@ class RunTimeIteration:
         self.trips = lengths[0] if len(lengths) == 1 else functools.reduce(np.minimum, lengths)
 
     def item(self, i):
-        return (i + self.start, self.arrays[0][i]) if self.start is not None else tuple(a[i] for a in self.arrays)
+        return _item(self.arrays, self.start, i)
 
     def __iter__(self):  # (outside a for loop: the array's clear error)
         return iter(next(a for a in self.arrays if defers_tracing(a)))
@@ -371,9 +376,7 @@ class ArrayIteration:
         self.trips = min(a.shape[0] for a in self.arrays)
 
     def item(self, i):
-        if self.single:
-            return self.arrays[0][i]
-        return (i + self.start, self.arrays[0][i]) if self.start is not None else tuple(a[i] for a in self.arrays)
+        return self.arrays[0][i] if self.single else _item(self.arrays, self.start, i)
 
     def __iter__(self):
         return self

@@ -172,7 +172,7 @@ def _static(name, args, kwargs):
         if value is None:
             raise UnsupportedError(f"numpy.{name} with traced arguments has a data-dependent shape; "
                                    "its arguments must be known at compile time")
-        return value[()] if value.ndim == 0 else value
+        return value[()]  # (a NumPy scalar of a 0-d one)
     return [known(a) for a in args], {k: known(v) for k, v in kwargs.items()}
 
 

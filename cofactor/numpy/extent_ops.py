@@ -235,11 +235,11 @@ def _nan_reduction(func, fill):
     a max or min (``fill`` infinite) of NaNs alone is NaN, as NumPy's (which warns)."""
     def reduce(b, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         _refuse_out_and_where(f"nan{func.__name__}", out, kwargs.pop("where", None))
+        options = dict(kwargs, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype is not None else {}))
         if b.dtype.kind not in "fc":
-            return func(b, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype is not None else {}), **kwargs)
+            return func(b, **options)
         nan = np.isnan(b)
-        result = func(np.where(nan, np.asarray(fill, b.dtype), b), axis=axis, keepdims=keepdims,
-                      **({"dtype": dtype} if dtype is not None else {}), **kwargs)
+        result = func(np.where(nan, np.asarray(fill, b.dtype), b), **options)
         return np.where(np.all(nan, axis=axis, keepdims=keepdims), np.nan, result) if np.isinf(fill) else result
     return reduce
 

@@ -64,13 +64,18 @@ def _raveled(a, order):
     return view(view(a, Transpose(axes)) if axes != sorted(axes) else a, Reshape((a.size,)))
 
 
+def _known_length(d):
+    """A length of a shape: a traced scalar made of constants, as its value."""
+    known = d.known() if isinstance(d, TracedArray) and d.ndim == 0 else None
+    return d if known is None else known[()]
+
+
 def resolve_shape(shape, size=None) -> tuple:
     """``shape`` as a tuple of ints, its -1 resolved for ``size`` elements (by default, the shape's own)."""
-    if isinstance(shape, TracedArray) and shape.known() is not None:  # (of constants: np.zeros(k[0] * k[1]))
-        shape = shape.known().tolist()
+    known = shape.known() if isinstance(shape, TracedArray) else None
+    shape = known.tolist() if known is not None else shape  # (of constants: np.zeros(k[0] * k[1]))
     shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
-    shape = tuple(d.known()[()] if isinstance(d, TracedArray) and d.known() is not None and d.ndim == 0 else d
-                  for d in shape)
+    shape = tuple(_known_length(d) for d in shape)
     if any(isinstance(d, TracedArray) for d in shape):
         raise UnsupportedError("a shape known only at run time (a traced number, such as the length of x[mask], "
                                "of x[:k] or of np.unique(x)): an array made in a compiled function needs its shape "

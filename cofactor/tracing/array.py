@@ -279,8 +279,7 @@ class TracedArray:
     def _concrete(self, what):
         known = self.known()
         if known is not None:  # (for size in 2 ** np.arange(3): np.arange(0, n, size) takes it)
-            return {"float": float, "int": int, "complex": complex, "index": operator.index}[what](known[()]
-                                                                                              if known.ndim == 0 else known)
+            return {"float": float, "int": int, "complex": complex, "index": operator.index}[what](known[()])
         raise located(ConcretizationError(
             f"{what}() of a traced array: its value is not known at compile time, only when the "
             "compiled function runs, and the code asking for it (a library function such as chr() or "
