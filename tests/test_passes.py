@@ -671,6 +671,35 @@ def test_rewrites_that_were_wrong(pattern):
         np.testing.assert_array_equal(np.asarray(g), w)
 
 
+_GATHERED_TWO_RESULT_OPS = {
+    "argmin_of_each_row": lambda v, c: np.array([np.argmin(v[0]), np.argmin(v[1]), np.argmin(v[2])]),
+    "argmax_by_comprehension": lambda v, c: np.array([np.argmax(r) for r in v]),
+    "argsorts_stacked": lambda v, c: np.stack([np.argsort(r) for r in v]),
+    "votes_of_neighbours": lambda v, c: np.array([np.bincount((r % 3).astype(np.int64), minlength=3).argmax() for r in v]),
+    "nearest_centre": lambda v, c: np.array([np.argmin(np.sum((c - x) ** 2, axis=1)) for x in v]),
+    "argmax_and_max_side_by_side": lambda v, c: np.stack([np.argmax(v, axis=1), np.max(v, axis=1),
+                                                          np.argmin(v, axis=1)]),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+@pytest.mark.parametrize("name", sorted(_GATHERED_TWO_RESULT_OPS))
+def test_two_result_reductions_and_sorts_gathered_into_one_array(name, dtype):
+    """Several argmin / argmax / argsort results (ops with two results: values and indices) put in one
+    array: concat_insert_dim_reduce / _sort merged them into one op and returned its values, or crashed
+    the worker (EXCLUDED_PATTERNS); every compile is right and needs no fallback."""
+    fn = _GATHERED_TWO_RESULT_OPS[name]
+    rng = np.random.default_rng(7)
+    v = rng.integers(0, 9, (3, 4)).astype(dtype)
+    c = rng.integers(0, 9, (2, 4)).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.OptimizationWarning)
+        got = cf.jit(fn, optimize=True)(v, c)
+    want = fn(v, c)
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_a_slice_of_a_reversed_array_after_a_write_optimizes():
     """slice_reverse built a mistyped select here, so the whole pipeline failed (EXCLUDED_PATTERNS)."""
     def f(b):
