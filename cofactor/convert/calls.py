@@ -181,6 +181,13 @@ def call(fn, *args, **kwargs):
         return _is_instance(args[0], args[1])
     if (fn is max or fn is min) and not kwargs:
         return statements.extreme(fn, args, sys._getframe(1))
+    if (fn is any or fn is all) and len(args) == 1 and not kwargs:
+        return statements.any_all(fn, args[0])
+    if fn is sum and 1 <= len(args) + len(kwargs) <= 2 and set(kwargs) <= {"start"} and \
+            statements._items_reduced(args[0]):
+        added = statements.total(*args, **kwargs)
+        if added is not None:
+            return added
     if fn is warnings.warn:
         return statements.warn(*args, **kwargs)
     hidden = _traced_in_a_sequence(fn, args, kwargs)

@@ -169,12 +169,73 @@ def printed_choice(test, then, orelse, line):
     return ifexp(test, then, orelse, line)  # (anything else: as a conditional expression is, its arms traced anew)
 
 
+def _items_reduced(x) -> bool:
+    """Whether a builtin that iterates ``x`` (``sum``, ``max``, ``any``, ...) reads its items as one
+    reduction over its first axis: a traced array of one or more axes (a run-time length has no
+    items to iterate at trace time; a static one would make a step per item)."""
+    return (isinstance(x, TracedArray) or defers_tracing(x)) and x.ndim > 0
+
+
+def _array_extreme(builtin, x):
+    """``max(x)``/``min(x)`` of a traced 1-D array of real numbers, as Python's comparisons pick: the
+    first item no later one beats, so a NaN first item is the answer, a later NaN never is (no
+    comparison with it holds), and of equal items (0.0, -0.0) the first.  Of a run-time length,
+    Python's ValueError for no items is raised when the program runs."""
+    if defers_tracing(x):
+        checks.numpy_error_if(control.predicate(x.shape[0] == 0),
+                              lambda: ValueError(f"{builtin.__name__}() arg is an empty sequence"))
+    reduce, beaten = (np.max, -np.inf) if builtin is max else (np.min, np.inf)
+    if x.dtype.kind != "f":
+        return x[np.argmax(x == reduce(x))]
+    best = reduce(np.where(np.isnan(x), beaten, x))
+    return x[np.where(np.isnan(x[0]), 0, np.argmax(x == best))]
+
+
+def total(x, start=0):
+    """Python's ``sum(x, start)`` of a traced array with a Python number ``start``: its items (rows)
+    added in one reduction, in the dtype Python's additions give them (NEP 50: ``start`` is weak, a
+    bool array's sum is an int).  None where Python's additions must run as written (float16,
+    whose sums round at every step, another kind of ``start``)."""
+    if type(start) not in (int, float, complex) or x.dtype == np.float16 or x.dtype.kind not in "biufc":
+        return None
+    if not defers_tracing(x) and x.shape[0] == 0:
+        return start
+    dtype = np.result_type(x.dtype, start)
+    return start + np.sum(x, axis=0, dtype=dtype)
+
+
+def any_all(builtin, items):
+    """Python's ``any(items)``/``all(items)``: a traced array's items in one reduction (each read as
+    bool() reads it: rows of several elements are ambiguous); any other iterable's items in order,
+    the traced ones combined with or / and, and a static item that settles the answer ends the
+    iteration there, as Python's does.  A traced answer is a 0-d bool, as ``x > 0 or y > 0`` gives."""
+    settles = builtin is any
+    if _items_reduced(items) and (items.ndim == 1 or not defers_tracing(items)):
+        if items.ndim > 1 and items.shape[0] and int(np.prod(items.shape[1:])) != 1:
+            control.predicate(items[0])  # NumPy's ValueError for the first row's truth
+        return TracedArray(control.predicate((np.any if settles else np.all)(items)))
+    found = []
+    for item in items:
+        if _tested(item):
+            found.append(_scalar_predicate(item))
+        elif bool(item) is settles:
+            return settles
+    if not found:
+        return not settles
+    return functools.reduce(np.logical_or if settles else np.logical_and, found)
+
+
 @forwards_calls
 def extreme(builtin, args, frame):
-    """Python's ``max(...)``/``min(...)`` (``builtin``; without ``key=``/``default=``): over traced
-    values, the first item no later one beats (``item > best`` for max, ``<`` for min, as Python
-    compares), each step a conditional expression, so a NumPy scalar keeps its dtype where NumPy's
-    would; over anything else, the builtin itself (its errors too)."""
+    """Python's ``max(...)``/``min(...)`` (``builtin``; without ``key=``/``default=``): of one traced
+    array, a reduction (``_array_extreme``); over other traced values, the first item no later one
+    beats (``item > best`` for max, ``<`` for min, as Python compares), each step a conditional
+    expression, so a NumPy scalar keeps its dtype where NumPy's would; over anything else, the
+    builtin itself (its errors too)."""
+    if len(args) == 1 and _items_reduced(args[0]) and args[0].ndim == 1 and args[0].dtype.kind in "biuf":
+        if not defers_tracing(args[0]) and args[0].shape[0] == 0:
+            return builtin(())  # Python's ValueError for an empty sequence
+        return _array_extreme(builtin, args[0])
     items = args if len(args) != 1 else args[0] if isinstance(args[0], (list, tuple, TracedArray)) else ()
     if not any(_traced(item) for item in items) and not _traced(items):
         return builtin(*args)

@@ -300,9 +300,8 @@ class TracedArray:
             "bool() of a traced array: its truth value is not known at compile time, only when the compiled "
             "function runs. "
             "cofactor compiles if / while / for statements, assert, conditional expressions, and / or / not and "
-            "min() / max() on traced values in your functions' source; elsewhere (bool(), any() / "
-            "all() of traced values, min() / max() with key=, a comprehension's if, code whose source cannot "
-            "be read) use NumPy "
+            "min() / max() / any() / all() on traced values in your functions' source; elsewhere (bool(), "
+            "min() / max() with key=, a comprehension's if, code whose source cannot be read) use NumPy "
             "instead: np.where(cond, a, b), np.any / np.all, or a boolean mask"))
 
     def __float__(self):

@@ -200,6 +200,31 @@ def test_builtins_over_a_traced_array():
     check(f, sample((3, 2)))
 
 
+def _python_builtins(x):
+    return (any(x > 2), all(x > -5), any(v > 2.5 for v in x), all([x[0] > 0, True]), any(x[x > 9]),
+            all(x[x > 9]), max(x), min(x), sum(x), sum(x, 1.5), max(x[x > 0]), min(x[x > 0]), sum(x[x > 0]),
+            sum(x[x > 9]), max(x.astype(np.int32)), sum(x > 0), any(np.stack([x, x]).T), sum(np.stack([x, x])))
+
+
+def _python_builtins_of_no_items(x):
+    return max(x[x > 9])
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, -2.0, 3.0, 0.5, np.nan]), np.array([np.nan, 1.0, 2.0]),
+                               np.array([-0.0, 0.0, 3.0, 3.0]), np.array([0.0, -0.0, -3.0, -3.0])])
+def test_builtins_any_all_sum_max_min_of_arrays_are_pythons(x):
+    """any() / all() of traced arrays, generators and lists; sum / max / min of arrays of a static or a
+    run-time length, as Python's own: a first NaN is max's answer and a later one is not, of equal items
+    (0.0, -0.0) the first, an empty selection's sum 0 and its max Python's ValueError."""
+    check(_python_builtins, x)
+    check(_python_builtins_of_no_items, x)
+
+
+def test_any_of_the_rows_of_a_matrix_is_ambiguous_as_in_numpy():
+    check(lambda x: any(x), sample((3, 2)))
+    check(lambda x: all(x.reshape(6, 1)), sample((3, 2)))
+
+
 def test_len_and_iteration_of_0d_raise_like_numpy():
     check(lambda x: len(x[0]), sample((3,)))
     check(lambda x: [v for v in x[0]], sample((3,)))
