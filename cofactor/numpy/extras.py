@@ -5,12 +5,14 @@ import math
 
 import numpy as np
 
-from ..errors import UnsupportedError, numpy_rules
+from ..errors import UnsupportedError, numpy_rules, user_frame
 from ..ir import ops
 from ..tracing.array import TracedArray, defers_tracing, share_storage
 from ..tracing.views import asked_of_arguments, in_one_memory
 from ..tracing.dispatch import constructs, implements, implements_ufunc, indexed
 from ..tracing.checks import numpy_error_if
+from ..tracing.control import cond_value
+from ..tracing.heap import Scope
 from ._core import asarray, axis_index, is_weak, keeps_order, known_value, result_type, value
 from .creation import array
 from .extent import Bounded, Window, _unsupported, as_data, operation
@@ -611,17 +613,40 @@ def block(arrays):
 @implements(np.piecewise)
 @keeps_order
 def piecewise(x, condlist, funclist, *args, **kw):
+    """NumPy's piecewise: each function is called on the elements its condition selects (``x[cond]``,
+    an array of run-time length), as NumPy calls it, so one that reads several elements (a mean, a
+    length) sees only those; later conditions win where they overlap."""
     x = asarray(x)
-    if isinstance(condlist, TracedArray) and condlist.dtype == np.bool_ and condlist.shape == x.shape:
+    first = None if np.isscalar(condlist) else condlist[0]
+    if first is None or not (isinstance(first, (list, np.ndarray)) or isinstance(first, TracedArray) and first.ndim) \
+            and x.ndim != 0:
         condlist = [condlist]
-    if len(funclist) == len(condlist) + 1:
-        otherwise = np.logical_not(np.any(np.stack([np.broadcast_to(c, x.shape) for c in condlist]), axis=0))
-        condlist = list(condlist) + [otherwise]
+    conditions = [asarray(c).astype(np.bool_) for c in condlist]
+    if len(funclist) == len(conditions) + 1:
+        conditions.append(np.logical_not(np.any(np.stack([np.broadcast_to(c, x.shape) for c in conditions]), axis=0)))
+    elif len(funclist) != len(conditions):
+        raise ValueError(f"with {len(conditions)} condition(s), either {len(conditions)} or {len(conditions) + 1} "
+                         "functions are expected")
     result = np.zeros_like(x)
-    for cond, func in zip(condlist, funclist):
-        val = func(x, *args, **kw) if callable(func) else func
-        result = np.where(cond, val, result).astype(x.dtype, copy=False)  # (stored into x's dtype, as NumPy does)
+    for cond, func in zip(conditions, funclist):
+        if x.ndim == 0:  # (the one element, chosen or not)
+            result = np.where(cond, func(x, *args, **kw) if callable(func) else func, result).astype(x.dtype)
+        elif callable(func):
+            result = _written_where_selected(result, x, cond, lambda v: func(v, *args, **kw))
+        else:
+            result[cond] = func
     return result
+
+
+def _written_where_selected(result, x, cond, func):
+    """``result`` with ``func(x[cond])`` written where ``cond`` holds; ``func`` runs only where some
+    element is selected (a branch), as NumPy calls it, so its reduction of none raises nothing."""
+    def written():
+        out = result.copy()
+        out[cond] = func(x[cond])
+        return out
+    frame = user_frame()
+    return cond_value(np.any(cond), written, lambda: result, Scope(frame), frame.f_lineno if frame else 0)
 
 
 @implements(np.apply_along_axis)

@@ -221,3 +221,19 @@ def test_average_with_traced_weights_that_sum_to_zero():
 def test_piecewise_keeps_the_arrays_dtype():
     check(lambda x: np.piecewise(x, [x < 2], [-1.5]), np.array([1, 2, 3]))
     check(lambda x: np.piecewise(x, [x < 2, x > 2], [-1.5, lambda v: v * 2.5]), np.array([1, 2, 3]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.piecewise(x, [x < 0, x >= 0], [lambda v: v - v.mean(), lambda v: v - v.mean()]),
+    lambda x: np.piecewise(x, [x < 2], [lambda v: v * 2, lambda v: v.mean()]),
+    lambda x: np.piecewise(x, [x < 0, x > 2], [-1, lambda v: v ** 2 - v.min(), 7.5]),
+    lambda x: np.piecewise(x, x > 1, [lambda v: v + v.sum(), 0]),
+    lambda x: np.piecewise(x, [x > 0, x > 1], [lambda v: np.cumsum(v), lambda v: np.sort(v)[::-1]]),
+    lambda x: np.piecewise(x, [x > 1], [1, 2, 3]),
+    lambda x: np.piecewise(x, [x > 1, x < 0], [1]),
+])
+def test_piecewise_calls_each_function_on_the_elements_its_condition_selects(fn):
+    """NumPy calls each function on x[cond] (a mean, a sum or a sort sees only those), and raises
+    for a count of functions that fits no condition list."""
+    for x in (np.array([5.0, 1, 0.5, 7, 1.5, -3]), np.array([-1.0, -2.0, 0.5]), np.array([3.0, 4.0, 0.5, -1.0])):
+        check(fn, x)
