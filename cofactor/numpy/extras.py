@@ -228,12 +228,20 @@ def rollaxis(a, axis, start=0):
 
 @implements(np.select)
 def select(condlist, choicelist, default=0):
+    """NumPy's select: the first choice whose condition holds, else ``default``, in the dtype of the
+    choices and the default together (Python numbers among them weak, as NumPy's NEP 50 takes them)."""
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    dtype = result_type(*choicelist, default)
+    for i, cond in enumerate(condlist):
+        if np.result_type(cond) != np.bool_ if not isinstance(cond, TracedArray) else cond.dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     result = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         result = np.where(cond, choice, result)
-    return asarray(result) if not isinstance(result, TracedArray) else result
+    return asarray(result).astype(dtype, copy=False)
 
 
 @implements(np.trapezoid)
@@ -413,7 +421,7 @@ def choose(a, choices, out=None, mode="raise"):
     result = np.where(index == n - 1, choices[-1], choices[-1])  # broadcast against ``a`` as NumPy does
     for k in range(n - 2, -1, -1):
         result = np.where(index == k, choices[k], result)
-    return result
+    return result.astype(result_type(*choices), copy=False)  # (Python numbers among the choices weak)
 
 
 @implements(np.compress)
@@ -466,7 +474,12 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         raise UnsupportedError("numpy.gradient supports scalar spacings and edge_order=1")
     f = asarray(f)
     axes = list(range(f.ndim)) if axis is None else [axis_index(a, f.ndim) for a in np.atleast_1d(axis)]
+    if len(varargs) not in (0, 1, len(axes)):
+        raise TypeError("invalid number of arguments")
     spacing = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs) or [1.0] * len(axes)
+    otype = f.dtype if f.dtype.kind in "fc" else np.dtype(np.float64)  # NumPy's: integers differenced as floats
+    if f.dtype.kind in "iu":
+        f = f.astype(np.float64)
     out = []
     for ax, h in zip(axes, spacing):
         n = f.shape[ax]
@@ -477,17 +490,37 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         interior = (take(np.arange(2, n)) - take(np.arange(0, n - 2))) / (2.0 * h)
         first = (take(np.arange(1, 2)) - take(np.arange(0, 1))) / h
         last = (take(np.arange(n - 1, n)) - take(np.arange(n - 2, n - 1))) / h
-        out.append(np.concatenate([first, interior, last], axis=ax))
+        out.append(np.concatenate([first, interior, last], axis=ax).astype(otype, copy=False))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _kth_checked(a, kth, axis, kind):
+    """NumPy's checks of a partition's ``kth`` (integers within the axis) and ``kind``."""
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if isinstance(kth, TracedArray):
+        if kth.dtype.kind not in "iu":
+            raise TypeError("Partition index must be integer")
+        kth = known_value(kth)
+        if kth is None:
+            return  # (a full sort partitions at every position)
+    n = np.shape(a)[axis_index(axis, np.ndim(a))] if axis is not None else int(np.prod(np.shape(a)))
+    for k in np.atleast_1d(kth):
+        if not np.issubdtype(np.asarray(k).dtype, np.integer):
+            raise TypeError("Partition index must be integer")
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k + n if k < 0 else k}) out of bounds ({n})")
 
 
 @implements(np.partition)
 def partition(a, kth, axis=-1, kind="introselect", order=None):
+    _kth_checked(a, kth, axis, kind)
     return np.sort(a, axis=axis)  # a full sort is one valid partition for every kth
 
 
 @implements(np.argpartition)
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    _kth_checked(a, kth, axis, kind)
     return np.argsort(a, axis=axis)
 
 
@@ -664,17 +697,29 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 
 @implements(np.unwrap)
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """NumPy's unwrap, step for step: in the dtype of the differences and the period together, so an
+    integer signal with an integer period stays an integer one (and an odd period has no ambiguous
+    boundary)."""
     p = asarray(p)
     ax = axis_index(axis, p.ndim)
-    half = period / 2
-    discont = half if discont is None else max(discont, half)
     dd = np.diff(p, axis=ax)
-    ddmod = np.mod(dd + half, period) - half
-    ddmod = np.where((ddmod == -half) & (dd > 0), half, ddmod)
+    discont = period / 2 if discont is None else discont
+    dtype = result_type(dd, period)
+    if dtype.kind in "iu":
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    ddmod = np.mod(dd - low, period) + low
+    if ambiguous:  # (abs(dd) == period / 2: the sign of dd's own)
+        ddmod = np.where((ddmod == low) & (dd > 0), high, ddmod)
     correction = np.where(np.abs(dd) < discont, 0, ddmod - dd)
-    shape = list(p.shape)
-    shape[ax] = 1
-    return p + np.concatenate([np.zeros(shape, dtype=correction.dtype), np.cumsum(correction, axis=ax)], axis=ax)
+    later = [slice(None)] * p.ndim
+    later[ax] = slice(1, None)
+    unwrapped = p.astype(dtype)
+    unwrapped[tuple(later)] = p[tuple(later)] + np.cumsum(correction, axis=ax)
+    return unwrapped
 
 
 @implements(np.linalg.vecdot)

@@ -119,7 +119,7 @@ def _nd_arguments(shape, s, axes, inverse_real: bool):
         if not -len(shape) <= operator.index(ax) < len(shape):
             raise IndexError(f"index {ax} is out of bounds for axis 0 with size {len(shape)}")
     if s is None:
-        lengths = [shape[ax] for ax in axes] if axes is not None else list(shape)
+        lengths = [_extent(shape, ax) for ax in axes] if axes is not None else list(shape)
     else:
         lengths = [operator.index(n) for n in s]
     if axes is None:
@@ -129,14 +129,21 @@ def _nd_arguments(shape, s, axes, inverse_real: bool):
         raise ValueError("Shape and axes have different lengths.")
     if inverse_real and s is None:
         lengths[-1] = (shape[axes[-1]] - 1) * 2
-    return [shape[ax] if n == -1 else n for n, ax in zip(lengths, axes)], axes
+    return [_extent(shape, ax) if n == -1 else n for n, ax in zip(lengths, axes)], axes
+
+
+def _extent(shape, axis) -> int:
+    """``shape[axis]``, with NumPy's IndexError for an axis past the array's (raised as NumPy's, not as cofactor's)."""
+    if not -len(shape) <= operator.index(axis) < len(shape):
+        raise IndexError("tuple index out of range")
+    return shape[axis]
 
 
 def _one_dim(name, kind, default_length):
     @implements(getattr(np.fft, name))
     def impl(a, n=None, axis=-1, norm=None, out=None):
         reject(f"numpy.fft.{name}", out=(out, None))
-        length = default_length(np.shape(a)[axis]) if n is None else operator.index(n)
+        length = default_length(_extent(np.shape(a), axis)) if n is None else operator.index(n)
         return _transform(a, kind, [length], [axis], norm)
     return impl
 
@@ -176,14 +183,14 @@ def _swap(norm):
 def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The FFT of a Hermitian-symmetric signal: NumPy's ``irfft(conj(a))`` with the norm swapped."""
     reject("numpy.fft.hfft", out=(out, None))
-    length = (np.shape(a)[axis] - 1) * 2 if n is None else operator.index(n)
+    length = (_extent(np.shape(a), axis) - 1) * 2 if n is None else operator.index(n)
     return _transform(np.conjugate(a), "IRFFT", [length], [axis], _swap(norm))
 
 
 @implements(np.fft.ihfft)
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
     reject("numpy.fft.ihfft", out=(out, None))
-    length = np.shape(a)[axis] if n is None else operator.index(n)
+    length = _extent(np.shape(a), axis) if n is None else operator.index(n)
     return np.conjugate(_transform(a, "RFFT", [length], [axis], _swap(norm)))
 
 
@@ -193,8 +200,8 @@ def _shift(name, sign):
         shape = np.shape(x)
         if axes is None:
             axes = tuple(range(len(shape)))
-        shift = sign * (shape[axes] // 2) if isinstance(axes, (int, np.integer)) else \
-            [sign * (shape[ax] // 2) for ax in axes]
+        shift = sign * (_extent(shape, axes) // 2) if isinstance(axes, (int, np.integer)) else \
+            [sign * (_extent(shape, ax) // 2) for ax in axes]
         return np.roll(x, shift, axes)
     return impl
 

@@ -688,7 +688,15 @@ def _sort_comparator(dtype):
     return before
 
 
-def _sort_values(a, axis):
+def sort_kind(kind):
+    """NumPy's check of a sort's ``kind`` (by its first letter: quicksort, heapsort, mergesort,
+    stable); every kind sorts stably here."""
+    if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in ("q", "h", "m", "s")):
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+
+
+def _sort_values(a, axis, kind):
+    sort_kind(kind)
     v = value(a)
     if axis is None:
         v, axis = ops.reshape(v, (v.type.size,)), 0
@@ -700,7 +708,7 @@ def _sort_values(a, axis):
 @keeps_order
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     reject("numpy.sort", order=(order, None))
-    v, ax = _sort_values(a, axis)
+    v, ax = _sort_values(a, axis, kind)
     if v.type.rank == 0:
         raise np.exceptions.AxisError(axis, 0)
     return wrap(ops.sort([v], ax, _sort_comparator(v.dtype))[0])
@@ -709,7 +717,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 @implements(np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     reject("numpy.argsort", order=(order, None))
-    v, ax = _sort_values(a, axis)
+    v, ax = _sort_values(a, axis, kind)
     index = ops.iota(v.shape, np.int64, ax)
     return wrap(ops.sort([v, index], ax, _sort_comparator(v.dtype))[1])
 

@@ -237,3 +237,45 @@ def test_piecewise_calls_each_function_on_the_elements_its_condition_selects(fn)
     for a count of functions that fits no condition list."""
     for x in (np.array([5.0, 1, 0.5, 7, 1.5, -3]), np.array([-1.0, -2.0, 0.5]), np.array([3.0, 4.0, 0.5, -1.0])):
         check(fn, x)
+
+
+_INT_SIGNAL = np.array([10, 200, 5, 0, 3, 250], np.uint8)
+_PHASES = np.cumsum(np.random.default_rng(3).uniform(-3.0, 3.0, 12))
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: np.select([x > 0.3, x > 0.8], [x, 1.0], default=0.0), _PHASES.astype(np.float32)),
+    (lambda x: np.select([x > 20, x < 5], [x, 5]), _INT_SIGNAL.astype(np.int8)),
+    (lambda x: np.select([x > 20, x < 5], [1, 2.5]), _INT_SIGNAL),
+    (lambda x: np.select([x % 2], [x], -1), _INT_SIGNAL),
+    (lambda x: np.select([], []), _INT_SIGNAL),
+    (lambda x: np.choose((x > 20).astype(int), [x, 7]), _INT_SIGNAL),
+    (lambda x: np.gradient(x), _INT_SIGNAL),
+    (lambda x: np.gradient(x, 0.5), _INT_SIGNAL.astype(np.int8)),
+    (lambda x: np.gradient(x.astype(np.float32), 0.1), _PHASES),
+    (lambda x: np.gradient(x, 1.0, 2.0), _PHASES),
+    (lambda x: np.gradient(x.reshape(3, 4), 1.0, 2.0), _PHASES),
+    (lambda x: np.unwrap(x, period=6), _INT_SIGNAL.astype(np.int64) % 7),
+    (lambda x: np.unwrap(x, period=5), (_INT_SIGNAL % 7).astype(np.int32)),
+    (lambda x: np.unwrap(x, period=200), _INT_SIGNAL),
+    (lambda x: np.unwrap(x, discont=1.0), _PHASES),
+    (lambda x: np.unwrap(x.astype(np.float32).reshape(3, 4), axis=0), _PHASES),
+])
+def test_result_dtypes_and_argument_errors_of_selection_and_signal_helpers(fn, x):
+    """Python numbers among np.select's / np.choose's choices are weak (NEP 50: a float32 image stays
+    float32); np.gradient differences integers as floats (a uint8 signal wrapped) and keeps a float32
+    array's dtype; np.unwrap of integers with an integer period stays integer (and raises NumPy's
+    OverflowError where its period does not fit); NumPy's errors for bad arguments."""
+    check(fn, x)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.partition(x, 5), lambda x: np.partition(x, -6), lambda x: np.partition(x, 1.5),
+    lambda x: np.argpartition(x, [1, 7]), lambda x: np.partition(x, 2, kind="foo"),
+    lambda x: np.partition(x.reshape(5, 1), 5, axis=0), lambda x: np.argpartition(x, -2),
+    lambda x: np.sort(x, kind="bogus"), lambda x: np.argsort(x, kind="st"), lambda x: np.sort(x, kind="Q"),
+    lambda x: np.fft.fft(x, axis=1), lambda x: np.fft.rfft(x, axis=-2), lambda x: np.fft.fftshift(x, axes=1),
+    lambda x: np.fft.irfft(x, axis=2),
+])
+def test_sort_partition_and_fft_check_their_arguments_as_numpy_does(fn):
+    check(fn, np.array([0.3, -1.2, 2.0, 0.7, 0.1]))
