@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
+from ..ir.core import Value
 from ..ir.types import is_supported_dtype
 from ..tracing import python_ints
 from ..tracing.array import TracedArray, defers_tracing
@@ -239,14 +240,38 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     steps = np.arange(num, dtype=computed)
     delta = np.subtract(stop, start)
-    step = np.true_divide(delta, div) if div > 0 else None
-    y = np.add(np.multiply(steps, step if step is not None else delta), start)
+    if div > 0 and computed.kind == "f":  # (each step of NumPy's rounded once, as NumPy's is)
+        step = wrap(python_ints.divided_exactly(value(delta), float(div)))
+        y = np.add(wrap(rounded_multiples(value(step), num)), start)
+    else:
+        step = np.true_divide(delta, div) if div > 0 else None
+        y = np.add(np.multiply(steps, step if step is not None else delta), start)
     if endpoint and num > 1:
         y[-1] = stop
     target = _dtype(dtype, computed)
     if not retstep:
         return astype(y, target)
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
+
+
+def rounded_multiples(step: Value, n: int) -> Value:
+    """``arange(n) * step``, each product rounded once, in a form XLA's CPU backend cannot contract into
+    a fused multiply-add with the sum that follows (NumPy's linspace rounds the products and the sums
+    apart: fused, one bin edge in a few moved by an ulp, and a value on it into the next bin): ``step``
+    cut into two halves of at most half its precision (by its bits), whose products with small
+    integers are exact, so their sum rounds once, as the product does."""
+    dtype = step.dtype
+    if dtype == np.float16:  # (float32's products of halves are exact: each rounds once, to float16)
+        return ops.convert(rounded_multiples(ops.convert(step, np.float32), n), np.float16)
+    kept = {np.float32: (np.int32, 12), np.float64: (np.int64, 27)}.get(dtype.type)
+    multiples = ops.constant(np.arange(n, dtype=dtype))
+    times = lambda v: ops.binary("stablehlo.multiply", multiples, ops.broadcast_in_dim(v, (n,), ()))  # noqa: E731
+    if kept is None or n > 2 ** (np.finfo(dtype).nmant + 1 - kept[1]):
+        return times(step)
+    bits, low = kept
+    mask = ops.constant(np.array(~((1 << low) - 1), bits))
+    high = ops.bitcast_convert(ops.binary("stablehlo.and", ops.bitcast_convert(step, bits), mask), dtype)
+    return ops.binary("stablehlo.add", times(high), times(ops.binary("stablehlo.subtract", step, high)))
 
 
 @constructs(np.array)

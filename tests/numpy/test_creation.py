@@ -150,6 +150,21 @@ def test_linspace_with_traced_bounds():
                           np.linspace(lo, 3, 5, dtype=np.float32)), lo, hi)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_linspace_with_traced_bounds_is_numpys_to_the_last_bit(dtype):
+    """NumPy rounds the step's division, each product and each sum apart; XLA's CPU backend divides by the
+    reciprocal and fuses a product with the sum after it (one point in a few an ulp off, the midpoint
+    of -1 and 1 in 125 points -2.8e-17)."""
+    rng = np.random.default_rng(5)
+    bounds = rng.uniform(-5, 5, (40, 2)).astype(dtype)
+    f = cf.jit(lambda lo, hi: (np.linspace(lo, hi, 125), np.linspace(lo, hi, 37, endpoint=False, retstep=True)))
+    for lo, hi in [(dtype(-1), dtype(1)), *bounds]:
+        got, want = f(lo, hi), (np.linspace(lo, hi, 125), np.linspace(lo, hi, 37, endpoint=False, retstep=True))
+        np.testing.assert_array_equal(np.asarray(got[0]), want[0])
+        np.testing.assert_array_equal(np.asarray(got[1][0]), want[1][0])
+        assert np.asarray(got[1][1]) == want[1][1] and np.asarray(got[0]).dtype == want[0].dtype
+
+
 def test_linspace_with_its_step():
     lo, hi = np.float64(-1.5), np.float64(2.0)
     check(lambda lo, hi: (np.linspace(lo, hi, 5, retstep=True), np.linspace(lo, 3.0, 4, endpoint=False, retstep=True),

@@ -153,6 +153,19 @@ def test_histogram(dtype):
           sample((3, 5), dtype), sample((3, 5), np.float64, "pos"), np.array([-2.0, -0.5, 0.0, 1.0, 3.0]))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+def test_histogram_of_values_on_its_edges_counts_as_numpy(dtype):
+    """Edges from the data's range are NumPy's linspace to the last bit, so a value on an edge (data
+    quantized to 0.1, as measurements are) falls into NumPy's bin: one histogram in twelve differed."""
+    rng = np.random.default_rng(11)
+    f = cf.jit(lambda x: np.histogram(x, bins=7))
+    for _ in range(30):
+        x = (np.round(rng.uniform(-3, 5, 40), 1) * (10 if dtype == np.int32 else 1)).astype(dtype)
+        got, want = f(x), np.histogram(x, bins=7)
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+        np.testing.assert_array_equal(np.asarray(got[0]), want[0])
+
+
 def test_histogram_edges_and_nans():
     x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, np.nan, 2.5, -1.0, 9.0])
     check(lambda x: (np.histogram(x, bins=4, range=(0, 4)), np.histogram(x, bins=[0, 1, 1, 3, 4]),
