@@ -7,10 +7,10 @@ import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
-from ..ir.core import Value
 from ..ir.types import is_supported_dtype
 from ..tracing import python_ints
 from ..tracing.array import TracedArray, defers_tracing
+from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import ordered, per_layout, strided_like
 from ._core import full, result_type, traced_sequence, value, wrap
@@ -240,9 +240,9 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     steps = np.arange(num, dtype=computed)
     delta = np.subtract(stop, start)
-    if div > 0 and computed.kind == "f":  # (each step of NumPy's rounded once, as NumPy's is)
-        step = wrap(python_ints.divided_exactly(value(delta), float(div)))
-        y = np.add(wrap(rounded_multiples(value(step), num)), start)
+    if div > 0 and computed.kind == "f":
+        step = quotient(delta, div)
+        y = spaced(start, delta, div, num)
     else:
         step = np.true_divide(delta, div) if div > 0 else None
         y = np.add(np.multiply(steps, step if step is not None else delta), start)
@@ -254,24 +254,36 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan
 
 
-def rounded_multiples(step: Value, n: int) -> Value:
-    """``arange(n) * step``, each product rounded once, in a form XLA's CPU backend cannot contract into
-    a fused multiply-add with the sum that follows (NumPy's linspace rounds the products and the sums
-    apart: fused, one bin edge in a few moved by an ulp, and a value on it into the next bin): ``step``
-    cut into two halves of at most half its precision (by its bits), whose products with small
-    integers are exact, so their sum rounds once, as the product does."""
-    dtype = step.dtype
-    if dtype == np.float16:  # (float32's products of halves are exact: each rounds once, to float16)
-        return ops.convert(rounded_multiples(ops.convert(step, np.float32), n), np.float16)
-    kept = {np.float32: (np.int32, 12), np.float64: (np.int64, 27)}.get(dtype.type)
-    multiples = ops.constant(np.arange(n, dtype=dtype))
-    times = lambda v: ops.binary("stablehlo.multiply", multiples, ops.broadcast_in_dim(v, (n,), ()))  # noqa: E731
-    if kept is None or n > 2 ** (np.finfo(dtype).nmant + 1 - kept[1]):
-        return times(step)
+def quotient(delta, div: int):
+    """``delta / div`` rounded once, as NumPy's (XLA's is by the reciprocal), where not differentiated."""
+    if delta.dtype.kind != "f" or is_differentiating():
+        return np.true_divide(delta, div)
+    return wrap(python_ints.divided_exactly(value(delta), float(div)))
+
+
+def spaced(start, delta, div: int, n: int):
+    """``start + arange(n) * (delta / div)`` (traced 0-d floats), rounded as NumPy's linspace rounds it: the
+    division, each product and each sum once.  XLA divides by the reciprocal and its CPU backend fuses a
+    product with the sum after it (one point in a few an ulp off: a bin edge, and a value on it in the
+    next bin), so the division is exact and the products are formed from two halves of the step of at
+    most half its precision each (by its bits), whose products with small integers are exact: their sum
+    rounds once, as the product does.  Differentiated, the plain formula (its derivative is the same)."""
+    dtype = delta.dtype
+    kept = {np.float16: (np.int32, 12), np.float32: (np.int32, 12), np.float64: (np.int64, 27)}.get(dtype.type)
+    if kept is None or is_differentiating() or n > 2 ** (np.finfo(np.float32 if dtype == np.float16 else dtype).nmant
+                                                         + 1 - kept[1]):
+        return np.add(np.multiply(np.arange(n, dtype=dtype), quotient(delta, div)), start)
+    wide = np.float32 if dtype == np.float16 else dtype  # (float32's products of float16 halves are exact)
+    multiples = ops.constant(np.arange(n, dtype=wide))
+    step = ops.convert(value(quotient(delta, div)), wide)
+
+    def times(v):
+        return ops.binary("stablehlo.multiply", multiples, ops.broadcast_in_dim(v, (n,), ()))
     bits, low = kept
-    mask = ops.constant(np.array(~((1 << low) - 1), bits))
-    high = ops.bitcast_convert(ops.binary("stablehlo.and", ops.bitcast_convert(step, bits), mask), dtype)
-    return ops.binary("stablehlo.add", times(high), times(ops.binary("stablehlo.subtract", step, high)))
+    high = ops.bitcast_convert(ops.binary("stablehlo.and", ops.bitcast_convert(step, bits),
+                                          ops.constant(np.array(~((1 << low) - 1), bits))), wide)
+    products = ops.binary("stablehlo.add", times(high), times(ops.binary("stablehlo.subtract", step, high)))
+    return np.add(wrap(ops.convert(products, dtype)), start)
 
 
 @constructs(np.array)
