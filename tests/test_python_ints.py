@@ -466,3 +466,50 @@ def test_round_at_the_edges_of_the_range_is_numpys_and_pythons():
         want = _rounded_at_the_edges(x, h, s)
     for g, w in zip(cf.jit(_rounded_at_the_edges)(x, h, s), want):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def _count_flag(x):
+    k = 0
+    for v in x:
+        if v > 0:
+            k += 1
+    many = k > 1                       # a Python bool of traced Python ints
+    return many + many, ~many, many is True, isinstance(many, bool), -many, many * 2.5, many & True, many | (k > 5)
+
+
+def _flag_set_in_a_branch(x):
+    flag = False
+    if x[0] > 0:
+        flag = True
+    found = x[1].item() > 0            # (item() of a bool array is a Python bool too)
+    return flag + flag, flag is False, type(flag) is bool, not flag, (not flag) + 1, found + (x > 0)[2].item()
+
+
+def _flag_of_a_while_loop(x):
+    done = False
+    n = 0
+    while not done:
+        n += 1
+        done = (x[n % 3] > 0).item() or n > 5
+    return n, done is not True, any(x > 0) + all(x > 0), any(v > 1 for v in x) is True
+
+
+def _flag_of_two_kinds(x):
+    done = x[0] > 0 or x.shape[0] > 5  # (a NumPy bool on one path, a Python bool on the other)
+    return done is True
+
+
+@pytest.mark.parametrize("fn", [_count_flag, _flag_set_in_a_branch, _flag_of_a_while_loop])
+def test_traced_python_bools_are_pythons(fn):
+    """A Python bool that traced values decide is Python's: True + True is 2, ~True is -2, -True is -1, and
+    ``is True`` / ``is False`` hold as they do (it was a NumPy bool: True, False, False)."""
+    for x in (np.array([1.0, 2.0, 3.0]), np.array([-1.0, 2.0, -3.0]), np.array([-1.0, -2.0, -3.0])):
+        want, got = fn(x), cf.jit(fn)(x)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype, (fn.__name__, x, got, want)
+            np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_is_true_of_a_bool_of_two_kinds_is_a_clear_error():
+    with pytest.raises(cf.UnsupportedError, match="Python bool on some paths and a NumPy bool on others"):
+        cf.jit(_flag_of_two_kinds)(np.array([-1.0, 2.0]))

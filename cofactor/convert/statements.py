@@ -14,6 +14,7 @@ import numpy as np
 from .. import debug
 from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
                       located)
+from ..ir import ops
 from ..ir.core import OpBudgetExceeded, current_block
 from ..pytree import flatten, unflatten
 from ..tracing import checks, context, control, outside, python_ints
@@ -22,6 +23,7 @@ from ..tracing.histories import History
 from ..tracing.array import Either, TracedArray, defers_tracing, identical
 from ..tracing.trace import is_array
 from ..tracing.carry import Undefined
+from ..tracing.path_numbers import PathNumber
 from ..tracing.context import in_reverse_mode
 
 
@@ -213,7 +215,7 @@ def any_all(builtin, items):
     if _items_reduced(items) and (items.ndim == 1 or not defers_tracing(items)):
         if items.ndim > 1 and items.shape[0] and int(np.prod(items.shape[1:])) != 1:
             control.predicate(items[0])  # NumPy's ValueError for the first row's truth
-        return TracedArray(control.predicate((np.any if settles else np.all)(items)))
+        return _python_bool(TracedArray(control.predicate((np.any if settles else np.all)(items))))
     found = []
     for item in items:
         if _tested(item):
@@ -222,7 +224,7 @@ def any_all(builtin, items):
             return settles
     if not found:
         return not settles
-    return functools.reduce(np.logical_or if settles else np.logical_and, found)
+    return _python_bool(functools.reduce(np.logical_or if settles else np.logical_and, found))
 
 
 @forwards_calls
@@ -297,18 +299,28 @@ def _truth(x):
     return _scalar_predicate(x) if _tested(x) else np.bool_(bool(x))
 
 
-def _identity(test):
+def _identity(negated):
     """``is`` / ``is not``, which no object can intercept: a variable without a value on the path taken
-    (``found`` set in a traced loop, else None) raises its error here too, not compare as an object."""
+    (``found`` set in a traced loop, else None) raises its error here too, not compare as an object.  A
+    traced Python bool is True or False (the singletons) as its value is."""
     def compared(a, b):
         for x in (a, b):
             if isinstance(x, Undefined):
                 x._fail()
-        return test(a, b)
+        for x, y in ((a, b), (b, a)):
+            if type(y) is bool and isinstance(x, PathNumber) and x.python is bool:
+                raise located(UnsupportedError(
+                    f"`is {y}` of a value that is a Python bool on some paths and a NumPy bool on others (a NumPy "
+                    "bool is never True or False itself), which path is taken known only at run time: compare "
+                    f"with == {y}, or give it one kind on every path (bool(...))"))
+            if type(y) is bool and isinstance(x, TracedArray) and x.weak is bool:
+                same = x if y else not_(x)
+                return not_(same) if negated else same
+        return not_(identical(a, b)) if negated else identical(a, b)
     return compared
 
 
-_IDENTITY = {"Is": _identity(identical), "IsNot": _identity(lambda a, b: not_(identical(a, b)))}
+_IDENTITY = {"Is": _identity(False), "IsNot": _identity(True)}
 _COMPARED = {"Eq": "eq", "NotEq": "ne", "Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge"}
 
 
@@ -334,7 +346,12 @@ def compare_chain(left, links, line, protocols):
 
 
 def not_(x):
-    return np.logical_not(_scalar_predicate(x)) if _tested(x) else not x
+    """Python's ``not x``: a Python bool (traced where ``x`` is)."""
+    return _python_bool(np.logical_not(_scalar_predicate(x))) if _tested(x) else not x
+
+
+def _python_bool(truth):
+    return TracedArray(ops.reshape(truth.value, ()), scalar=True, weak=bool)
 
 
 def if_(test, then_fn, else_fn, get, set_, names, line, exited_else=False):

@@ -586,15 +586,15 @@ def nesting(x: TracedArray) -> int:
     return x.depth if isinstance(x, Either) else 0
 
 
-_PYTHON_TYPES = {"i": int, "u": int, "f": float, "c": complex}  # dtype kind -> Python number type
+_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}  # dtype kind -> Python number type
 
 
 def _python_number(element: TracedArray):
     """A traced element as the Python number NumPy's ``item()`` gives (in the dtype NumPy gives
-    Python numbers: int64, float64, complex128); a bool stays a NumPy bool."""
+    Python numbers: int64, float64, complex128; a bool a Python bool)."""
     kind = element.dtype.kind
     if kind == "b":
-        return TracedArray(element.value, scalar=True)
+        return TracedArray(ops.reshape(element.value, ()), scalar=True, weak=bool)
     wide = {"i": np.int64, "u": np.int64, "f": np.float64, "c": np.complex128}[kind]
     from . import python_ints
     python_ints.check_unsigned_fits(element)
@@ -602,8 +602,28 @@ def _python_number(element: TracedArray):
 
 
 def is_python_number(x) -> bool:
-    """A Python int, float or complex, or a traced stand-in for one (NEP 50 weak)."""
-    return type(x) in (int, float, complex) or isinstance(x, TracedArray) and x.weak is not None
+    """A Python bool, int, float or complex, or a traced stand-in for one (NEP 50 weak)."""
+    return type(x) in (bool, int, float, complex) or isinstance(x, TracedArray) and x.weak is not None
+
+
+def _python_bool(x) -> bool:
+    return type(x) is bool or isinstance(x, TracedArray) and x.weak is bool
+
+
+_BOOLS_STAY_BOOLS = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.equal, np.not_equal, np.less, np.less_equal,
+                     np.greater, np.greater_equal)
+
+
+def _bools_as_ints(ufunc, operands) -> tuple:
+    """Python's bools in arithmetic are the ints 0 and 1 (``True + True`` is 2, ``~True`` is -2, ``-True``
+    is -1); only ``&``, ``|``, ``^`` of two bools and comparisons keep them bools, as Python's do."""
+    if not any(_python_bool(x) for x in operands) or \
+            ufunc in _BOOLS_STAY_BOOLS and (len(operands) == 1 or all(_python_bool(x) for x in operands)
+                                          or ufunc not in _BOOLS_STAY_BOOLS[:3]):
+        return operands
+    return tuple(int(x) if type(x) is bool else
+                 TracedArray(ops.convert(x.value, np.int64), scalar=True, weak=int) if _python_bool(x) else x
+                 for x in operands)
 
 
 def _as_python_number(result):
@@ -619,6 +639,7 @@ def python_arithmetic(ufunc, *operands):
     NumPy gives Python numbers (int64, float64, complex128), and again a Python number (an int
     checked where it could pass int64's range: python_ints.py)."""
     from . import python_ints
+    operands = _bools_as_ints(ufunc, operands)
     operands = python_ints.python_operands(ufunc, python_ints.wide_constants(operands))  # (Python's ZeroDivisionError, 2 ** -1 a float)
     strong = [TracedArray(x.value, scalar=True) if isinstance(x, TracedArray) else np.asarray(x) for x in operands]
     result = _as_python_number(ufunc(*strong))

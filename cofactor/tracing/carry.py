@@ -103,7 +103,7 @@ def number_type(x):
     """(TensorType, weak Python type) of a number (or of an array, for a broadcast Number)."""
     if isinstance(x, TracedArray):
         return x.type, x.weak
-    weak = type(x) if type(x) in (int, float, complex) else None
+    weak = type(x) if type(x) in (bool, int, float, complex) else None
     if weak is int and not -2 ** 63 <= x < 2 ** 63:
         raise located(UnsupportedError(
             f"the Python int {x} passes int64's range: cofactor carries the Python ints that traced control flow "

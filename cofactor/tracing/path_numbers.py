@@ -31,8 +31,9 @@ from ..ir.core import Value
 from .array import BINARY_OPERATORS, COMPARISONS, TracedArray, is_python_number, python_arithmetic
 from .dispatch import numpy_name
 
-PYTHON_DTYPES = {int: np.dtype(np.int64), float: np.dtype(np.float64), complex: np.dtype(np.complex128)}
-PYTHON_ORDER = [int, float, complex]
+PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                 complex: np.dtype(np.complex128)}
+PYTHON_ORDER = [bool, int, float, complex]
 
 
 def wider_python(*kinds):
