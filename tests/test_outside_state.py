@@ -1604,3 +1604,65 @@ def zipped_twice(x, y):
 def test_a_zip_of_arrays_is_used_up_as_pythons():
     x, y = np.arange(12.0), np.ones(12)
     _same(cf.jit(zipped_twice)(x, y), zipped_twice(x, y))
+
+
+class _Holder:
+    pass
+
+
+def _stores_the_argument(s, x):
+    if x[0] > 0:
+        s.w = x
+    return 0.0
+
+
+def _stores_a_view(s, x):
+    s.w = x[1:] if x[0] > 0 else x[:-1]
+    return 0.0
+
+
+def _updates_or_rebinds(s, x):
+    if x[0] > 0:
+        s.w += x
+    else:
+        s.w = s.w * 0.5
+    return s.w.sum()
+
+
+def _rebinds_in_a_loop(s, x):
+    for i in range(3):
+        if x[i] > 0:
+            s.w = s.w + x
+        else:
+            s.w -= x
+    return 0.0
+
+
+def _items_and_entries(s, x):
+    if x[0] > 0:
+        s.items[0] = x
+        s.entries["w"] += x
+    else:
+        s.entries["w"] = s.entries["w"] * 2
+    return 0.0
+
+
+@pytest.mark.parametrize("fn", [_stores_the_argument, _stores_a_view, _updates_or_rebinds, _rebinds_in_a_loop,
+                                _items_and_entries])
+def test_a_slot_set_under_a_traced_branch_holds_the_object_the_path_taken_leaves(fn):
+    """After the call an attribute, list item or dict entry holds the object NumPy's path leaves there: the
+    caller's array (which the caller may write later), a view of it, or the array it held, updated in
+    place (it held a copy: later writes to the caller's array, or another reference to the old one, were
+    not seen)."""
+    def run(g, x0):
+        s = _Holder()
+        s.w, s.items, s.entries = np.zeros(4), [np.zeros(4)], {"w": np.zeros(4)}
+        held, held_entry = s.w, s.entries["w"]
+        x = np.array([x0, 2.0, -1.0, 3.0])
+        g(s, x)
+        g(s, x)
+        x[2] = 7.0
+        return (s.w.tolist(), held.tolist(), s.w is held, s.w is x, s.items[0] is x, s.items[0].tolist(),
+                s.entries["w"] is held_entry, held_entry.tolist())
+    for x0 in (1.0, -1.0):
+        assert run(cf.jit(fn), x0) == run(fn, x0)

@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
 from ..pytree import containers, is_namedtuple
 from . import context
-from .array import TracedArray, defers_tracing
+from .array import Either, TracedArray, defers_tracing
 from .implicit import Guard, advanced, is_constant, known, read
 from .trace import PythonNumber, is_array
 from .views import plain_lenses
@@ -665,6 +665,12 @@ class _Sources:
         again at a call."""
         if id(value) in self.containers:
             return "leaf", ("path", self.containers[id(value)])
+        if isinstance(value, Either) and id(value) not in self.arrays and id(value) not in self.hosts:
+            # (s.w = x under a traced if, s.w += x on one path and s.w = s.w * 2 on the other: the object
+            # the path taken leaves there, as NumPy leaves it; a shadow mirror is never chosen)
+            return "choice", ("traced", TracedArray(value.selector, scalar=True)), [
+                None if value.shadow and k == value.mirror else self.template(choice, where)
+                for k, choice in enumerate(value.choices)]
         if isinstance(value, TracedArray):
             if id(value) in self.arrays:
                 return "leaf", ("array", self.arrays[id(value)])
@@ -730,6 +736,8 @@ def results(stores: list, add) -> list:
     def resolved(template):
         if template is None:
             return None
+        if template[0] == "choice":
+            return "choice", resolved(("leaf", template[1]))[1], [resolved(t) for t in template[2]]
         if template[0] == "leaf":
             source = template[1]
             if source[0] == "view":
@@ -749,6 +757,8 @@ def apply(stores: list, outputs, arrays, fetched, originals):
     """After a call: each store's slot gets its value (``outputs``: the call's results; ``arrays``:
     its array leaves; ``fetched``: its host inputs; ``originals``: its ``(args, kwargs)``)."""
     def build(template):
+        if template[0] == "choice":
+            return build(template[2][int(build(("leaf", template[1])))])
         if template[0] == "made":
             how, children = template[1], [(key, build(child)) for key, child in template[2]]
             if how is dict:
