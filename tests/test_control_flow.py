@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cofactor as cf
+from conftest import check as check_against_numpy
 
 rng = np.random.default_rng(13)
 
@@ -1664,3 +1665,38 @@ def prints_a_float_as_an_int(x):
 def test_a_format_its_values_cannot_take_is_pythons_error_when_traced():
     with pytest.raises(ValueError, match="Unknown format code 'd'"):
         cf.jit(prints_a_float_as_an_int)(np.ones(3))
+
+
+def _reads_past_the_end_in_one_branch(x):
+    if x[0] > 0:
+        y = x[10]
+    else:
+        y = x[1]
+    return y
+
+
+def _reshapes_wrongly_in_one_branch(x):
+    if x[0] > 0:
+        z = x.reshape(4, 4)
+        w = z.sum()
+    else:
+        w = x.sum()
+    return w * 2
+
+
+def _fails_in_the_else_branch(x):
+    if x[0] > 0:
+        y = x[1]
+    else:
+        y = x[10]
+        y += 1
+    return y
+
+
+@pytest.mark.parametrize("fn", [_reads_past_the_end_in_one_branch, _reshapes_wrongly_in_one_branch,
+                                _fails_in_the_else_branch])
+def test_a_numpy_error_in_a_branch_ends_that_path_so_its_variables_are_not_missing(fn):
+    """NumPy's error in a branch raises where the branch runs; the variables the branch would have set
+    after it are not 'assigned in only one branch' (a TracingError that blamed valid code)."""
+    for x in (-np.ones(6), np.ones(6)):
+        check_against_numpy(fn, x)

@@ -325,14 +325,17 @@ class Layout:
 
 
 def _run_arm(bindings: Bindings, fn, initial, where):
-    """Trace one branch into a fresh block; returns (block, bindings after, {owner id: (owner, value
-    after)} for the owners made before the if that it writes).
+    """Trace one branch into a fresh block; returns (block, bindings after, slots after, {owner id:
+    (owner, value after)} for the owners made before the if that it writes, the slots it changed,
+    whether it raises).
 
     NumPy's error (or Python's) from an operation in the branch is NumPy's only where the branch
     runs: the branch becomes a raise checked at run time (checks.py), at the line that raised, and
-    leaves the state as it found it (what it did before the error is undone; its path ends there)."""
+    leaves the state as it found it (what it did before the error is undone; its path ends there, so
+    a variable it would have assigned after the error is not missing on it)."""
     block = Block(label=where)
     bindings.assign(initial)
+    raises = False
     with insertion_point(block), Journal() as journal:
         try:
             with _traced_anyway(f"a branch of {where}", defer=True):
@@ -342,6 +345,7 @@ def _run_arm(bindings: Bindings, fn, initial, where):
             bindings.heap.restore()
             bindings.assign(initial)
             checks.reached_raise(lambda: raised.error, raised.where)
+            raises = True
     names_after = list(bindings.get())
     changed = bindings.heap.changed_slots()
     slots_after = {(id(s.container), s.key): s.get() for s in changed}
@@ -351,7 +355,7 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     after = {id(a): (a, a._value) for a, _ in written}
     for a, old in reversed(written):
         a._value = old
-    return block, names_after, slots_after, after, changed
+    return block, names_after, slots_after, after, changed, raises
 
 
 class _RaisesWhenTaken(Exception):
@@ -415,7 +419,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     initial = initial + [slot_value(s) for s in bindings.slots]
     states = [arm[1] + [arm[2].get((id(s.container), s.key), slot_value(s)) for s in bindings.slots] for arm in arms]
     bindings.assign(initial)
-    defined = _defined_where_it_goes_on(bindings.labels(), states, exited_else)
+    defined = _defined_where_it_goes_on(bindings.labels(), states, [arms[0][5], exited_else or arms[1][5]])
     adoptable = bindings.adoptable([initial] + states)
     layout = Layout(bindings, states[0], bindings.start, adoptable)
     try:
@@ -438,7 +442,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     originals = {key: a._value for arm in arms for key, (a, _) in arm[3].items()}  # restored by _run_arm
     written = {key: a for arm in arms for key, (a, _) in arm[3].items()}
     adopted = {}
-    for (block, *_, after, _), state in zip(arms, states):
+    for (block, *_, after, _, _), state in zip(arms, states):
         with insertion_point(block):
             for a, v in after.values():
                 a._value = v
@@ -467,13 +471,13 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     _make_stale(adopted, where)
 
 
-def _defined_where_it_goes_on(labels, states, exited_else) -> set:
+def _defined_where_it_goes_on(labels, states, exited) -> set:
     """The variables that have a value on every path that goes on: a branch on which the function
-    has returned (a return or a raise checked at run time ran in it), or the else of a guard on
-    whose else path the function or loop has exited, runs nothing after the if, so a variable it
-    leaves without a value is not undefined there (its payload on that path is a placeholder)."""
+    has returned (a return or a raise checked at run time ran in it, or an operation in it raises),
+    or the else of a guard on whose else path the function or loop has exited (``exited``: per arm),
+    runs nothing after the if, so a variable it leaves without a value is not undefined there (its
+    payload on that path is a placeholder)."""
     flag = labels.index(RETURNED) if RETURNED in labels else None
-    exited = [False, exited_else]
     if flag is not None:
         exited = [exited[arm] or states[arm][flag] is True and states[1 - arm][flag] is not True for arm in (0, 1)]
     return {k for k, label in enumerate(labels) if isinstance(label, str)
