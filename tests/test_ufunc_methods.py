@@ -128,3 +128,19 @@ def test_out_of_the_wrong_shape_or_kind_raises_as_numpy_does():
         cf.jit(lambda a: np.std(a, axis=0, out=np.zeros(4, dtype=np.int64)))(X)
     with pytest.raises(ValueError):
         cf.jit(lambda a: np.sum(a, axis=0, out=np.zeros(3)))(X)
+
+
+def _reduce_of_a_list(a, b, c):
+    return np.maximum.reduce([a, b, c]), np.logical_and.reduce([a > 0, b > 0]), np.maximum.reduce([a[0], b[1], 0.2])
+
+
+def _ufuncs_of_lists(a, b, c):
+    return (np.maximum([a[0], a[1]], 0.5), np.exp([a, b]), np.clip([a[0], b[1]], 0, 0.3), np.isnan([a[0], b[0]]),
+            np.multiply.outer([a[0], b[0]], c), np.add([a[0], 1.0], (b[0], c[0])))
+
+
+@pytest.mark.parametrize("fn", [_reduce_of_a_list, _ufuncs_of_lists])
+def test_a_ufunc_given_only_lists_of_traced_values_takes_the_array_numpy_makes(fn):
+    """With no traced array among its arguments NumPy's ufunc machinery converted the list itself (a
+    ConcretizationError that told the user to use np.stack)."""
+    check(fn, np.array([0.1, 0.9, -0.3]), np.array([0.5, -0.2, 0.4]), np.array([0.3, 0.3, 0.2]))

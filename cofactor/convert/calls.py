@@ -190,6 +190,8 @@ def call(fn, *args, **kwargs):
             return added
     if fn is warnings.warn:
         return statements.warn(*args, **kwargs)
+    if isinstance(fn, np.ufunc) or isinstance(getattr(fn, "__self__", None), np.ufunc):
+        args = tuple(_sequence_as_array(a) for a in args)  # (np.maximum([x[0], x[1]], 0.5), np.add.reduce([a, b]))
     hidden = _traced_in_a_sequence(fn, args, kwargs)
     if hidden is not None:  # NumPy's dispatch does not look into the list: cofactor's implementation, as it would
         return hidden.__array_function__(fn, (type(hidden),), args, kwargs)
@@ -307,6 +309,15 @@ def _traced_in_a_sequence(fn, args, kwargs):
     if any(defers_tracing(x) for x in leaves):
         return None
     return next((x for x in leaves if isinstance(x, TracedArray)), None)
+
+
+def _sequence_as_array(x):
+    """A list or tuple of traced values given to a ufunc as the array NumPy makes of it (np.array's
+    traced version): NumPy's ufunc machinery, finding no traced array among its arguments, would
+    convert it itself."""
+    if type(x) in (list, tuple) and any(isinstance(leaf, TracedArray) for leaf in flatten(x)[0]):
+        return CONSTRUCTORS[np.array](x)
+    return x
 
 
 def _is_instance(x: TracedArray, classes) -> bool:
