@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import cofactor as cf
+from conftest import check
 
 rng = np.random.default_rng(21)
 A = rng.standard_normal((3, 4))
@@ -310,3 +311,48 @@ def test_index_grids_of_traced_bounds_are_a_clear_error():
     """(NumPy's mgrid got the traced bounds: "'tuple' object has no attribute 'step'".)"""
     with pytest.raises(cf.UnsupportedError, match="numpy.mgrid with traced bounds"):
         cf.jit(_grid_of_traced_size)(np.int64(2))
+
+
+def _subtract_at_a_slice(x):
+    np.subtract.at(x, slice(1, 4), 1.5)
+    np.multiply.at(x, (Ellipsis,), 2.0)
+    return x
+
+
+def _add_at_no_positions(x):
+    hits = []
+    np.add.at(x, hits, 1)
+    x[hits] = 7.0
+    return x, x[hits], np.take(x, hits), x.reshape(2, 3)[[], :]
+
+
+def _put_along_the_flattened_array(x):
+    m = x.reshape(2, 3).copy()
+    np.put_along_axis(m, np.array([0, 5]), 9.0, axis=None)
+    return m
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.split(x, np.array([2, 4])),
+    lambda x: np.array_split(x, np.array([1, 3])),
+    lambda x: np.split(x, np.arange(2, 6, 2)),
+    lambda x: np.repeat(x, np.array([1, 2, 0, 1, 1, 0])),
+    lambda x: np.tile(x, np.array([2, 1])),
+    lambda x: x.reshape(np.array([2, 3])),
+    lambda x: np.pad(x, np.array([1, 2])),
+    lambda x: np.unravel_index(4, np.array([2, 3])),
+    lambda x: float(np.arange(3.0)[1]) + int(np.arange(4)[3]),
+    lambda x: np.tile(x, x.shape[0] - 8),
+    lambda x: np.tile(x, (2, -1)),
+    lambda x: np.zeros(-1),
+    lambda x: np.full(-2, x[0]),
+    lambda x: np.resize(x, -1),
+    lambda x: np.resize(x, np.array([2, 4])),
+    _subtract_at_a_slice, _add_at_no_positions, _put_along_the_flattened_array,
+])
+def test_sizes_from_arrays_of_constants_and_numpys_edge_cases(fn):
+    """Arrays made of constants are known while tracing where a size is needed (split points, repeat counts,
+    reps, a shape, pad widths: an internal error or 'traced' before, as their __int__ returned None);
+    negative sizes are NumPy's error; ufunc.at with a basic index, an empty list as an index, put_along_axis
+    into the flattened array."""
+    check(fn, np.arange(6.0))

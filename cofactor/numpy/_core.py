@@ -161,7 +161,15 @@ def axis_tuple(axis, ndim) -> tuple:
     return tuple(sorted(normalize_axis_tuple(axis, ndim)))
 
 
+def static(x):
+    """``x``, or the NumPy value of a traced array known while tracing (one made of constants alone:
+    ``np.array([2, 3])``), where a function needs it at compile time (a shape, counts, widths)."""
+    known = x.known() if isinstance(x, TracedArray) else None
+    return known if known is not None else x
+
+
 def operator_index(x, what="index") -> int:
+    x = static(x)
     if isinstance(x, TracedArray):
         raise UnsupportedError(f"a traced {what} is not supported here: it must be known at compile time")
     try:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from ..tracing.dispatch import constructs, implements, implements_ufunc, indexed
 from ..tracing.checks import numpy_error_if
 from ..tracing.control import cond_value
 from ..tracing.heap import Scope
-from ._core import asarray, axis_index, is_weak, keeps_order, known_value, result_type, value
+from ._core import asarray, axis_index, is_weak, keeps_order, known_value, result_type, static, value
 from .creation import array
 from .extent import Bounded, Window, _unsupported, as_data, operation
 from .indexing import check_range
@@ -324,6 +325,11 @@ def put(a, ind, v, mode="raise"):
 @implements(np.put_along_axis)
 def put_along_axis(arr, indices, values, axis):
     _writable(arr, "put_along_axis")
+    if axis is None:  # (NumPy's: into the flattened array)
+        if np.ndim(indices) != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        arr.flat[indices] = values
+        return
     ax = axis_index(axis, arr.ndim)
     grid = tuple(indices if d == ax else np.arange(n).reshape([-1 if k == d else 1 for k in range(arr.ndim)])
                  for d, n in enumerate(arr.shape))
@@ -338,6 +344,9 @@ def _writable(a, name):
 
 @implements(np.resize)
 def resize(a, new_shape):
+    new_shape = static(new_shape)
+    if any(operator.index(d) < 0 for d in np.atleast_1d(new_shape).tolist()):
+        raise ValueError("all elements of `new_shape` must be non-negative")
     flat = np.ravel(a)
     size = int(np.prod(new_shape, dtype=np.int64))
     n = np.shape(flat)[0]

@@ -178,7 +178,9 @@ class _Advanced:
                                        "use np.where(mask, x, other), e.g. np.where(mask, x, 0).sum() for "
                                        "x[mask].sum()")
             if not isinstance(item, TracedArray):
-                item = np.asarray(item)
+                # (an empty list is an empty integer index, as NumPy takes it: hits = []; x[hits])
+                item = np.asarray(item, dtype=np.intp) if type(item) in (list, tuple) and not np.size(item) \
+                    else np.asarray(item)
                 if item.dtype == np.bool_:  # a constant mask: its positions are known now
                     _check_mask(item, a.shape, len(slices))
                     for positions in np.nonzero(item) if item.ndim else [np.arange(int(item))]:

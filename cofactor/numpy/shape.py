@@ -15,7 +15,7 @@ from ..tracing.array import TracedArray, share_storage
 from ..tracing.dispatch import constructs, implements
 from ..tracing.views import (BasicIndex, Broadcast, Lens, ReadOnly, Reshape, Transpose, full_slices, per_layout,
                              positions_view, strided_like)
-from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, keeps_order, known_value,
+from ._core import (asarray, axis_index, axis_tuple, broadcast_shapes, compare, keeps_order, known_value, static,
                     operator_index, reject, result_type, value, view, wrap)
 from .ufuncs import KERNELS
 
@@ -72,8 +72,10 @@ def _known_length(d):
 
 def resolve_shape(shape, size=None) -> tuple:
     """``shape`` as a tuple of ints, its -1 resolved for ``size`` elements (by default, the shape's own)."""
-    known = shape.known() if isinstance(shape, TracedArray) else None
-    shape = known.tolist() if known is not None else shape  # (of constants: np.zeros(k[0] * k[1]))
+    if isinstance(shape, (tuple, list)) and len(shape) == 1 and isinstance(shape[0], TracedArray) and shape[0].ndim:
+        shape = shape[0]  # (x.reshape(np.array([2, 3])): the one argument is the shape)
+    shape = static(shape)
+    shape = shape.tolist() if isinstance(shape, np.ndarray) else shape  # (of constants: np.zeros(k[0] * k[1]))
     shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
     shape = tuple(_known_length(d) for d in shape)
     if any(isinstance(d, TracedArray) for d in shape):
@@ -81,6 +83,8 @@ def resolve_shape(shape, size=None) -> tuple:
                                "of x[:k] or of np.unique(x)): an array made in a compiled function needs its shape "
                                "at compile time")
     if size is None:
+        if any(operator_index(d, "shape") < 0 for d in shape):
+            raise ValueError("negative dimensions are not allowed")
         size = int(np.prod([operator_index(d, "shape") for d in shape], dtype=np.int64))
     shape = tuple(operator_index(d, "shape") for d in shape)
     unknown = [i for i, d in enumerate(shape) if d == -1]
@@ -593,10 +597,14 @@ def _rolled_by_traced(v, shift: TracedArray, axis):
 @implements(np.tile)
 def tile(A, reps):
     v = value(A)
-    reps = (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
+    reps = static(reps)
+    reps = tuple(np.atleast_1d(reps).tolist()) if isinstance(reps, np.ndarray) else \
+        (reps,) if not isinstance(reps, (tuple, list)) else tuple(reps)
     reps = tuple(operator_index(r, "reps") for r in reps)
     ndim = max(len(reps), v.type.rank)
     reps = (1,) * (ndim - len(reps)) + reps
+    if any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
     shape = (1,) * (ndim - v.type.rank) + v.shape
     v = ops.reshape(v, shape)
     # Broadcast into (r0, s0, r1, s1, ...) and merge pairs.
@@ -608,6 +616,7 @@ def tile(A, reps):
 @implements(np.repeat)
 def repeat(a, repeats, axis=None):
     v = value(a)
+    repeats = static(repeats)
     if isinstance(repeats, TracedArray):
         raise UnsupportedError("numpy.repeat with traced repeat counts has a data-dependent shape")
     if axis is None:
@@ -648,7 +657,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise UnsupportedError(f"numpy.pad(mode={mode!r}) is not supported; the modes are 'constant', "
                                + ", ".join(repr(m) for m in _INDEX_MODES))
     v = value(array)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (v.type.rank, 2))
+    widths = np.broadcast_to(np.asarray(static(pad_width), dtype=np.int64), (v.type.rank, 2))
     if np.any(widths < 0):
         raise ValueError("index can't contain negative values")
     if mode in _INDEX_MODES:

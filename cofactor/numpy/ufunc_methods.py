@@ -129,7 +129,11 @@ def _at(ufunc):
             if positions is not None:
                 _at_in_rounds(ufunc, a, positions, b)
                 return
-        plan = _Advanced(a, indices if isinstance(indices, tuple) else (indices,))
+        items = indices if isinstance(indices, tuple) else (indices,)
+        if all(isinstance(i, (slice, int, np.integer)) or i is None or i is Ellipsis for i in items):
+            a[indices] = ufunc(a[indices], b)  # (a basic index names each element once: np.subtract.at(x, slice(1, 4), v))
+            return
+        plan = _Advanced(a, items)
         kernel = KERNELS[ufunc]
         # Every index, repeated or not, applies its update: a scatter that combines.
         plan.write(plan.updates(a, b), lambda old, new: ops.convert(kernel(old, new), a.dtype))

@@ -305,16 +305,16 @@ class TracedArray:
             "instead: np.where(cond, a, b), np.any / np.all, or a boolean mask"))
 
     def __float__(self):
-        self._concrete("float")
+        return self._concrete("float")
 
     def __int__(self):
-        self._concrete("int")
+        return self._concrete("int")
 
     def __complex__(self):
-        self._concrete("complex")
+        return self._concrete("complex")
 
     def __index__(self):
-        self._concrete("index")
+        return self._concrete("index")
 
     def item(self, *args):
         """The element as a Python number, traced: its value is known when the compiled function runs."""
