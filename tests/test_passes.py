@@ -320,6 +320,20 @@ def test_lookups_beside_fixed_indices_in_rolled_loops(fn):
         np.testing.assert_array_equal(got_g, want_g)
 
 
+def test_barriers_leave_a_program_for_xla_off_cpu():
+    """XLA:GPU's evaluator has no opt-barrier (the compile failed); off CPU each barrier is the value it holds,
+    and the program still parses (xla/executable.py, _without_barriers)."""
+    from cofactor.passes import runner
+    from cofactor.xla.executable import _without_barriers
+    rng = np.random.default_rng(7)
+    g, idx = rng.standard_normal((4, 10)), rng.integers(-10, 10, 10)
+    text = cf.code_hlo(LOOKUPS[0], g, idx, np.int64(2))
+    assert "stablehlo.optimization_barrier" in text
+    stripped = _without_barriers(text)
+    assert "optimization_barrier" not in stripped
+    assert "stablehlo.while" in runner.run(stripped, "none")
+
+
 def _shifted_in_place(y, x):
     for j in range(12):
         y[j - 1] = x[j] + y[j]
