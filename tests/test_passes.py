@@ -320,18 +320,22 @@ def test_lookups_beside_fixed_indices_in_rolled_loops(fn):
         np.testing.assert_array_equal(got_g, want_g)
 
 
-def test_barriers_leave_a_program_for_xla_off_cpu():
-    """XLA:GPU's evaluator has no opt-barrier (the compile failed); off CPU each barrier is the value it holds,
-    and the program still parses (xla/executable.py, _without_barriers)."""
+def test_a_program_for_xla_off_cpu_has_no_barriers_and_products_in_full_precision():
+    """XLA:GPU's evaluator has no opt-barrier (the compile failed), and it multiplies float32 in TF32 where a
+    product does not ask for more: off CPU each barrier is the value it holds, every product asks for
+    HIGHEST, and the program still parses (xla/executable.py, _for_accelerators)."""
     from cofactor.passes import runner
-    from cofactor.xla.executable import _without_barriers
+    from cofactor.xla.executable import _for_accelerators
     rng = np.random.default_rng(7)
     g, idx = rng.standard_normal((4, 10)), rng.integers(-10, 10, 10)
     text = cf.code_hlo(LOOKUPS[0], g, idx, np.int64(2))
     assert "stablehlo.optimization_barrier" in text
-    stripped = _without_barriers(text)
+    stripped = _for_accelerators(text)
     assert "optimization_barrier" not in stripped
     assert "stablehlo.while" in runner.run(stripped, "none")
+    products = runner.run(_for_accelerators(cf.code_hlo(lambda a, b: (a @ b, np.dot(a[0], b[:, 0])), g[:, :4], g)),
+                          "none")
+    assert products.count("precision = [HIGHEST, HIGHEST]") == products.count("stablehlo.dot_general") == 2
 
 
 def _shifted_in_place(y, x):
