@@ -80,6 +80,13 @@ def traced_sequence(obj):
     return None
 
 
+def array_like(x):
+    """``x``, or the traced array NumPy's asarray makes of a list or tuple holding traced values
+    (``np.interp(t, [0, 1], [y0, y1])``): NumPy's own helpers (np.shape, np.iscomplexobj) would convert it."""
+    traced = traced_sequence(x) if type(x) in (list, tuple) else None
+    return traced if traced is not None else x
+
+
 def view(of, lens) -> TracedArray:
     """What NumPy returns as a view of ``of``: reads and writes go through ``lens`` to ``of``."""
     if not isinstance(of, TracedArray):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import ops
 from ..tracing.dispatch import implements
-from ._core import axis_index, full, reject, value, wrap
+from ._core import array_like, axis_index, full, reject, value, wrap
 
 _INVERSE = {"FFT": False, "RFFT": False, "IFFT": True, "IRFFT": True}
 
@@ -143,6 +143,7 @@ def _one_dim(name, kind, default_length):
     @implements(getattr(np.fft, name))
     def impl(a, n=None, axis=-1, norm=None, out=None):
         reject(f"numpy.fft.{name}", out=(out, None))
+        a = array_like(a)
         length = default_length(_extent(np.shape(a), axis)) if n is None else operator.index(n)
         return _transform(a, kind, [length], [axis], norm)
     return impl
@@ -152,6 +153,7 @@ def _n_dim(name, kind, default_axes=None):
     @implements(getattr(np.fft, name))
     def impl(a, s=None, axes=default_axes, norm=None, out=None):
         reject(f"numpy.fft.{name}", out=(out, None))
+        a = array_like(a)
         lengths, transform_axes = _nd_arguments(np.shape(a), s, axes, kind == "IRFFT")
         return _transform(a, kind, lengths, transform_axes, norm)
     return impl

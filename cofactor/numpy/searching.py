@@ -11,7 +11,7 @@ from ..tracing import checks
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
-from ._core import asarray, full, known_value, take_1d, value, with_value_bounds, wrap
+from ._core import array_like, asarray, full, known_value, take_1d, value, with_value_bounds, wrap
 from .shape import _sort_comparator
 
 
@@ -24,6 +24,7 @@ def one_dimensional(x):
 
 @implements(np.digitize)
 def digitize(x, bins, right=False):
+    x, bins = array_like(x), array_like(bins)
     return with_value_bounds(_digitize(x, bins, right), 0, np.shape(bins)[0])
 
 
@@ -58,6 +59,7 @@ def searchsorted(a, v, side="left", sorter=None):
     descending powers of two while the element just below it still comes before the key, so
     ``bit_length(n)`` gathers and compares; in NumPy's sort order (NaN last), on both operands
     converted to their common dtype as NumPy does."""
+    a, v = array_like(a), array_like(v)
     one_dimensional(a)
     if side not in ("left", "right"):
         raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
@@ -111,6 +113,7 @@ def _interp_real(x, xp, fp, j, left, right):
 @implements(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
     """In float64 (complex128 for complex fp) as NumPy; the interval comes from searchsorted."""
+    x, xp, fp = array_like(x), array_like(xp), array_like(fp)
     is_complex = np.iscomplexobj(fp)
     x = np.astype(asarray(x), np.float64)
     xp = np.astype(asarray(xp), np.float64)
@@ -184,6 +187,7 @@ def _correlate(x, y, mode):
 
 def _sequences(a, v, empty_messages):
     """``a`` and ``v`` as 1-d values of their common dtype, with NumPy's errors."""
+    a, v = array_like(a), array_like(v)
     for x in (a, v):
         one_dimensional(x)
     dtype = np.result_type(*(x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype for x in (a, v)))
@@ -196,7 +200,8 @@ def _sequences(a, v, empty_messages):
 
 @implements(np.convolve)
 def convolve(a, v, mode="full"):
-    a, v = _sequences(np.atleast_1d(a), np.atleast_1d(v), ("a cannot be empty", "v cannot be empty"))
+    a, v = _sequences(np.atleast_1d(array_like(a)), np.atleast_1d(array_like(v)),
+                      ("a cannot be empty", "v cannot be empty"))
     mode = _mode(mode)
     if v.shape[0] > a.shape[0]:
         a, v = v, a

@@ -20,7 +20,7 @@ from ..tracing.derivatives import is_differentiating
 from ..tracing.checks import error_if, numpy_error_if
 from ..tracing.dispatch import implements
 from .creation import spaced
-from ._core import asarray, axis_tuple, full, known_value, operator_index, reject, value, value_bounds, wrap
+from ._core import array_like, asarray, axis_tuple, full, known_value, operator_index, reject, value, value_bounds, wrap
 from .extent import Bounded, Window, _unsupported, as_data, operation
 from .extent_ops import aligned
 from .reductions import _identity, _keep, reduce_ufunc
@@ -193,6 +193,7 @@ _nan_arg_extremum("nanargmin", np.inf)
 @implements(np.average)
 @operation(np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO):
+    weights = array_like(weights)
     if isinstance(a, Bounded) or isinstance(weights, Bounded):
         return _average_of_run_time_length(a, axis, weights, returned, keepdims)
     a = asarray(a)

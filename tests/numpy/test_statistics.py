@@ -292,3 +292,18 @@ def test_result_dtypes_and_argument_errors_of_selection_and_signal_helpers(fn, x
 ])
 def test_sort_partition_and_fft_check_their_arguments_as_numpy_does(fn):
     check(fn, np.array([0.3, -1.2, 2.0, 0.7, 0.1]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.fft.fft([x[0], x[1], 0.0, 1.0]),
+    lambda x: np.fft.rfft2([[x[0], x[1]], [0.5, x[2]]]),
+    lambda x: np.convolve([x[0], x[1]], x),
+    lambda x: np.correlate(x, [x[0], 1.0]),
+    lambda x: np.interp(0.5, [0.0, 1.0], [x[0], x[1]]),
+    lambda x: np.digitize(x, [x[0], 0.5]),
+    lambda x: np.searchsorted([x[0], x[1] + 1], 0.5),
+    lambda x: np.average(x[:2], weights=[x[2], 1.0]),
+])
+def test_lists_of_traced_values_are_the_arrays_numpy_makes_of_them(fn):
+    """(A ConcretizationError: NumPy's own np.shape / np.iscomplexobj converted the list.)"""
+    check(fn, np.array([0.3, 0.9, 0.2, 0.7]))
