@@ -1666,3 +1666,36 @@ def test_a_slot_set_under_a_traced_branch_holds_the_object_the_path_taken_leaves
                 s.entries["w"] is held_entry, held_entry.tolist())
     for x0 in (1.0, -1.0):
         assert run(cf.jit(fn), x0) == run(fn, x0)
+
+
+def _closure_with_nonlocals():
+    total = np.zeros(3)
+    hits = 0
+
+    def step(x):
+        nonlocal total, hits
+        if x[0] > 0:
+            total = total + x
+            hits += 1
+        else:
+            total -= x
+        i = 0
+        while x[i % 3] > 0 and i < 4:
+            total = total * 1.5
+            i += 1
+        return total.sum() + hits
+    return step
+
+
+def test_nonlocals_rebound_under_traced_branches_and_loops_are_the_closures_state():
+    """A nonlocal rebound under a traced if or while was refused as 'an attribute of total from outside
+    the function changes in a branch' (the variable's own cell, reached first in the branch)."""
+    for x0 in (1.0, -1.0):
+        want, got = _closure_with_nonlocals(), _closure_with_nonlocals()
+        compiled = cf.jit(got)
+        for _ in range(3):
+            x = np.array([x0, 0.7, 0.2])
+            np.testing.assert_allclose(np.asarray(compiled(x)), want(x))
+        state = [dict(zip(f.__code__.co_freevars, [c.cell_contents for c in f.__closure__])) for f in (want, got)]
+        np.testing.assert_allclose(state[1]["total"], state[0]["total"])
+        assert state[1]["hits"] == state[0]["hits"]

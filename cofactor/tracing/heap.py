@@ -113,6 +113,7 @@ class Heap:
         self.containers: list = []                 # (container, {key: value}) of every reachable container
         self.sized: list = []                      # (list, dict or set, a copy): the region's own variables' and
                                                    # every reachable set, whose size must not change either
+        self.cells = set(scope.cells)
         seen: set[int] = set(scope.cells)
         frame = scope.frame
         stack = [(value, 0) for value in context.objects.values()]
@@ -159,8 +160,9 @@ class Heap:
 
     @property
     def scanned(self) -> set:
-        """ids of the containers the scan reached (a region carries what changes in them)."""
-        return {id(c) for c, _ in self.containers}
+        """ids of the containers the scan reached, and of the cells of the region's variables (a nonlocal
+        among them): a region carries what changes in them."""
+        return {id(c) for c, _ in self.containers} | self.cells
 
     def holds(self, obj) -> bool:
         """Whether a container the scan reached holds ``obj`` (another way to it than a variable's)."""
