@@ -1700,3 +1700,17 @@ def test_a_numpy_error_in_a_branch_ends_that_path_so_its_variables_are_not_missi
     after it are not 'assigned in only one branch' (a TracingError that blamed valid code)."""
     for x in (-np.ones(6), np.ones(6)):
         check_against_numpy(fn, x)
+
+
+def _best_of_two(x):
+    best = (None, np.inf)
+    for j in range(2):
+        if x[j] < best[1]:
+            best = (j, x[j])
+    return best
+
+
+def test_a_structure_that_differs_by_an_item_names_the_item():
+    """(It said 'a tuple of 2 on one path and a tuple of 2 on another'.)"""
+    with pytest.raises(cf.TracingError, match=r"an array or number at \[0\] on one path and None on another"):
+        cf.jit(_best_of_two)(np.array([2.0, 1.0]))

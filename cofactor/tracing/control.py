@@ -215,8 +215,7 @@ class Layout:
         k, i, x, memo, state = miss
         if i is None:  # a variable with no value yet gets one: its layout takes the value's structure
             if not all(isinstance(node, Unset) for node in self.nodes[k]):
-                raise self.bindings.fail(k, LayoutError(f"{_structure(self.trees[k])} on one path and "
-                                                        f"{_structure(flatten(x)[1])} on another"))
+                raise self.bindings.fail(k, LayoutError(_structures_differ(self.trees[k], flatten(x)[1])))
             marker = self.nodes[k][0].marker if self.nodes[k] else None
             self.unset_somewhere.add(k)
             leaves, self.trees[k] = flatten(x)
@@ -482,6 +481,21 @@ def _defined_where_it_goes_on(labels, states, exited) -> set:
         exited = [exited[arm] or states[arm][flag] is True and states[1 - arm][flag] is not True for arm in (0, 1)]
     return {k for k, label in enumerate(labels) if isinstance(label, str)
             and all(exited[arm] or not is_unset(states[arm][k]) for arm in (0, 1))}
+
+
+def _structures_differ(one, other, where="") -> str:
+    """How two structures differ, at the first item where they do (``best = (None, np.inf)`` then
+    ``best = (j, x[j])``: None at [0] on one path and an array or number on another)."""
+    try:
+        if one.kind == other.kind and one.meta == other.meta and len(one.children) == len(other.children):
+            keys = list(one.meta) if one.kind == "dict" else range(len(one.children))
+            for key, a, b in zip(keys, one.children, other.children):
+                if a != b:
+                    return _structures_differ(a, b, f"{where}[{key!r}]")
+    except ValueError:  # (a node's static part that does not compare: the structures as they are)
+        pass
+    at = f" at {where}" if where else ""
+    return f"{_structure(one)}{at} on one path and {_structure(other)} on another"
 
 
 def _structure(tree) -> str:
