@@ -22,13 +22,13 @@ PYTHON_SCALARS = (int, float, complex)  # not bool: NumPy treats True as np.bool
 def is_weak(x) -> bool:
     """A Python int, float or complex (or a traced one, carried through control flow): its dtype
     yields to arrays' under NEP 50."""
-    return type(x) in PYTHON_SCALARS or isinstance(x, TracedArray) and x.weak is not None
+    return type(x) in PYTHON_SCALARS or isinstance(x, TracedArray) and x.weak not in (None, bool)
 
 
 def dtype_of(x):
     """The dtype NumPy's promotion sees: a dtype, or the Python type of a weak scalar."""
-    if isinstance(x, TracedArray):
-        return x.weak or x.dtype
+    if isinstance(x, TracedArray):  # (a Python bool is NumPy's bool to NumPy's promotion: not weak)
+        return x.weak if x.weak not in (None, bool) else x.dtype
     if is_weak(x):
         return type(x)
     traced = traced_sequence(x)  # (a list holding traced values: the dtype NumPy would stack them to)

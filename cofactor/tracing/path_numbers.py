@@ -119,7 +119,7 @@ def _replaced(args, replace):
 def _promotion_key(x):
     """What NumPy's promotion sees of ``x``: a Python type for a Python number, else a dtype."""
     if isinstance(x, TracedArray):
-        return x.weak or x.dtype
+        return x.weak if x.weak not in (None, bool) else x.dtype
     return type(x) if type(x) in (int, float, complex) else np.asarray(x).dtype
 
 
