@@ -95,7 +95,7 @@ _PRODUCT = re.compile(r"^(\s*%[\w.#:]+ = stablehlo\.dot_general [^:]*?)( : \()",
 # XLA:GPU computes float16 (and bfloat16) arithmetic in float32 and drops the roundings between steps
 # ("excess precision"); NumPy rounds each step's result (np.linspace of float16 on an H200: 3 points in
 # 125 off by an ulp).
-_EXACT = [("xla_allow_excess_precision", "false")]
+_EXACT = [("xla_allow_excess_precision", False)]
 
 
 def _for_accelerators(mlir_text: str) -> str:
