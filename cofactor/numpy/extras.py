@@ -468,6 +468,39 @@ def polyval(p, x):
     return asarray(result)
 
 
+@implements(np.polyfit)
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """NumPy's least-squares fit, step for step (its Vandermonde matrix, columns scaled to unit norm,
+    np.linalg.lstsq); NumPy's RankWarning for an ill-conditioned fit is not raised."""
+    if full or cov:
+        raise UnsupportedError("numpy.polyfit(full=True) or (cov=True) is not supported; the coefficients are")
+    order = operator.index(deg) + 1
+    x, y = asarray(x) + 0.0, asarray(y) + 0.0
+    if order < 1:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    rcond = x.shape[0] * np.finfo(x.dtype).eps if rcond is None else rcond
+    lhs, rhs = np.vander(x, order), y
+    if w is not None:
+        w = asarray(w) + 0.0
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w[:, np.newaxis]
+        rhs = rhs * (w[:, np.newaxis] if rhs.ndim == 2 else w)
+    scale = np.sqrt((lhs * lhs).sum(axis=0))
+    c = np.linalg.lstsq(lhs / scale, rhs, rcond)[0]
+    return (c.T / scale).T
+
+
 @implements(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None):
     parts = [np.ravel(np.asarray(to_begin))] if to_begin is not None else []

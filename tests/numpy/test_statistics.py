@@ -307,3 +307,17 @@ def test_sort_partition_and_fft_check_their_arguments_as_numpy_does(fn):
 def test_lists_of_traced_values_are_the_arrays_numpy_makes_of_them(fn):
     """(A ConcretizationError: NumPy's own np.shape / np.iscomplexobj converted the list.)"""
     check(fn, np.array([0.3, 0.9, 0.2, 0.7]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, y: np.polyfit(x, y, 2),
+    lambda x, y: np.polyfit(x, y, 1, w=np.abs(y) + 1),
+    lambda x, y: np.polyfit(x, np.stack([y, 2 * y], axis=1), 3),
+    lambda x, y: y - np.polyval(np.polyfit(x, y, 1), x),
+    lambda x, y: np.polyfit(x, y, -1),
+    lambda x, y: np.polyfit(x, y[:3], 1),
+])
+def test_polyfit_fits_as_numpy(fn):
+    """(Detrending with np.polyfit was refused.)"""
+    x = np.linspace(0.0, 3.0, 12)
+    check(fn, x, np.sin(x) + np.random.default_rng(0).normal(0, 0.1, 12))
