@@ -513,3 +513,22 @@ def test_traced_python_bools_are_pythons(fn):
 def test_is_true_of_a_bool_of_two_kinds_is_a_clear_error():
     with pytest.raises(cf.UnsupportedError, match="Python bool on some paths and a NumPy bool on others"):
         cf.jit(_flag_of_two_kinds)(np.array([-1.0, 2.0]))
+
+
+def _whole_numbers(x):
+    a = float(x[0])
+    return a.is_integer(), x[1].is_integer(), (a * 2).is_integer()
+
+
+def _float_hex(x):
+    return float(x[0]).hex()
+
+
+def test_is_integer_of_traced_numbers_and_a_clear_error_for_other_number_methods():
+    """(float(x).is_integer() raised "'TracedArray' object has no attribute 'is_integer'", naming a class of
+    cofactor's.)"""
+    for x in (np.array([2.0, 3.5]), np.array([np.inf, 4.0]), np.array([0.5, -0.0])):
+        for g, w in zip(cf.jit(_whole_numbers)(x), _whole_numbers(x)):
+            assert np.asarray(g) == w
+    with pytest.raises(cf.UnsupportedError, match=r"float\.hex\(\) of a traced Python number"):
+        cf.jit(_float_hex)(np.array([2.0]))

@@ -69,7 +69,12 @@ class TracedArray:
             raise located(UnsupportedError(
                 f"ndarray.{name} is not supported in compiled code: express it with other NumPy operations, or "
                 f"call it outside cf.jit"))
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        kind = self.weak if self.weak is not None else self.dtype.type if self.scalar else np.ndarray
+        if hasattr(kind, name) and not name.startswith("_"):  # (a Python number's method: float(x).hex())
+            raise located(UnsupportedError(
+                f"{kind.__name__}.{name}() of a traced {'Python number' if self.weak else 'scalar'} is not supported "
+                "in compiled code: express it with NumPy operations, or compute it after the call"))
+        raise AttributeError(f"'{kind.__name__}' object has no attribute '{name}'")
 
     def __init__(self, value: Value | None, base: "TracedArray | None" = None, lens=None, scalar=False, weak=None):
         self._value = value
@@ -315,6 +320,14 @@ class TracedArray:
 
     def __index__(self):
         return self._concrete("index")
+
+    def is_integer(self):
+        """``float.is_integer()`` of a traced Python float (and NumPy's of a float scalar): a traced Python bool."""
+        if not self.scalar or self.dtype.kind not in "fiub":
+            raise located(AttributeError(f"'{self.stands_for().__name__}' object has no attribute 'is_integer'"))
+        whole = np.logical_and(np.isfinite(self), np.floor(self) == self).value if self.dtype.kind == "f" else \
+            ops.constant(np.array(True))
+        return TracedArray(ops.reshape(whole, ()), scalar=True, weak=bool)
 
     def item(self, *args):
         """The element as a Python number, traced: its value is known when the compiled function runs."""
