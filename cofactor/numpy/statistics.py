@@ -595,6 +595,8 @@ def _bin_edges(a, bins, range):
     if range is not None and any(isinstance(r, TracedArray) for r in range):
         raise UnsupportedError("numpy.histogram: a traced range is not supported; it must be known at compile "
                                "time")
+    if isinstance(bins, TracedArray) and bins.ndim == 0:  # (np.int64(8) passed in, or a count from data)
+        operator_index(bins, "number of bins (a NumPy integer passed in, or one computed from data)")
     if isinstance(bins, TracedArray):  # traced edges: NumPy's check that they increase, after the call
         if bins.ndim != 1:
             raise ValueError("`bins` must be 1d, when an array")

@@ -321,3 +321,9 @@ def test_polyfit_fits_as_numpy(fn):
     """(Detrending with np.polyfit was refused.)"""
     x = np.linspace(0.0, 3.0, 12)
     check(fn, x, np.sin(x) + np.random.default_rng(0).normal(0, 0.1, 12))
+
+
+def test_a_traced_number_of_bins_says_it_must_be_known_at_compile_time():
+    """(It said "`bins` must be 1d, when an array".)"""
+    with pytest.raises(cf.UnsupportedError, match="number of bins .* must be known at compile time"):
+        cf.jit(lambda x, n: np.histogram(x, bins=n))(np.ones(4), np.int64(3))
