@@ -532,3 +532,21 @@ def test_is_integer_of_traced_numbers_and_a_clear_error_for_other_number_methods
             assert np.asarray(g) == w
     with pytest.raises(cf.UnsupportedError, match=r"float\.hex\(\) of a traced Python number"):
         cf.jit(_float_hex)(np.array([2.0]))
+
+
+def _membership(x):
+    k = int(x[0])
+    total = 0.0
+    if k in (0, 2):
+        total += 1
+    if k not in [1, 3, x[1]]:
+        total += 10
+    return total, k in (5, 6), x[2] in [0.5, x[1]], 4 not in (k, 2 * k)
+
+
+def test_in_and_not_in_of_a_traced_number_in_a_list_or_tuple():
+    """Python's `item is key or item == key` for each item, traced (a ConcretizationError about bool())."""
+    for x in (np.array([2.0, 7.0, 0.5]), np.array([3.0, 3.0, 1.0]), np.array([7.0, 7.0, 7.0]),
+              np.array([2.0, 2.0, 2.0])):
+        for g, w in zip(cf.jit(_membership)(x), _membership(x)):
+            assert np.asarray(g) == w and np.asarray(g).dtype == np.asarray(w).dtype

@@ -209,8 +209,8 @@ class _RouteOuterReads(ast.NodeTransformer):
         ``a < b``: the program's own ``__lt__``/``__gt__`` run as converted code."""
         self.generic_visit(node)
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
-            test = outer_call("contains", [node.comparators[0], node.left], node)
-            return ast.copy_location(ast.UnaryOp(ast.Not(), test), node) if isinstance(node.ops[0], ast.NotIn) else test
+            name = "excludes" if isinstance(node.ops[0], ast.NotIn) else "contains"
+            return outer_call(name, [node.comparators[0], node.left], node)
         if len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:  # (a chain: statements.compare_chain)
             return outer_call("compare", [ast.Constant(COMPARISONS[type(node.ops[0])]), node.left,
                                            node.comparators[0]], node)

@@ -20,6 +20,7 @@ classes (arrays, numbers, a library's) go to Python's operator as they are.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import operator
 import re
@@ -243,7 +244,31 @@ class Protocols:
         hook = own_hook(container, "__contains__")
         if hook is not None:
             return bool(self.call(hook, container, key))
+        if type(container) in (list, tuple) and any(isinstance(x, TracedArray) and x.ndim == 0
+                                                    for x in (key, *container)):
+            return self._among(key, outside.items(container))
         return outside.has(container, key, "item")  # (guarded where the container is from outside)
+
+    def excludes(self, container, key):
+        """``key not in container`` (traced where ``in`` is)."""
+        found = self.contains(container, key)
+        if isinstance(found, TracedArray):
+            return TracedArray(np.logical_not(found).value, scalar=True, weak=bool)
+        return not found
+
+    def _among(self, key, items):
+        """``key in items`` where numbers among them are traced (``k in (0, 2)``): Python's ``item is key
+        or item == key`` for each item, a traced Python bool where the answer is known only at run time."""
+        found = []
+        for item in items:
+            same = item is key or self.compare("eq", item, key)
+            if isinstance(same, TracedArray) and same.ndim == 0:
+                found.append(same.astype(np.bool_))
+            elif bool(same):
+                return True
+        if not found:
+            return False
+        return TracedArray(functools.reduce(np.logical_or, found).value, scalar=True, weak=bool)
 
     def managed(self, manager):
         """The context manager of a ``with`` statement, entered and left as Python does (protocols.Managed)."""
