@@ -319,6 +319,12 @@ def _subtract_at_a_slice(x):
     return x
 
 
+def _add_at_a_mask(x):
+    np.add.at(x, x > 2.5, 1)
+    np.multiply.at(x, x < 1.5, 3.0)
+    return x
+
+
 def _add_at_no_positions(x):
     hits = []
     np.add.at(x, hits, 1)
@@ -348,7 +354,7 @@ def _put_along_the_flattened_array(x):
     lambda x: np.full(-2, x[0]),
     lambda x: np.resize(x, -1),
     lambda x: np.resize(x, np.array([2, 4])),
-    _subtract_at_a_slice, _add_at_no_positions, _put_along_the_flattened_array,
+    _subtract_at_a_slice, _add_at_a_mask, _add_at_no_positions, _put_along_the_flattened_array,
 ])
 def test_sizes_from_arrays_of_constants_and_numpys_edge_cases(fn):
     """Arrays made of constants are known while tracing where a size is needed (split points, repeat counts,

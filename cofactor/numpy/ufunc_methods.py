@@ -130,8 +130,10 @@ def _at(ufunc):
                 _at_in_rounds(ufunc, a, positions, b)
                 return
         items = indices if isinstance(indices, tuple) else (indices,)
-        if all(isinstance(i, (slice, int, np.integer)) or i is None or i is Ellipsis for i in items):
-            a[indices] = ufunc(a[indices], b)  # (a basic index names each element once: np.subtract.at(x, slice(1, 4), v))
+        if all(isinstance(i, (slice, int, np.integer)) or i is None or i is Ellipsis for i in items) or \
+                len(items) == 1 and isinstance(items[0], TracedArray) and items[0].dtype == np.bool_:
+            # (a basic index or a mask names each element once: np.subtract.at(x, slice(1, 4), v), np.add.at(x, m, 1))
+            a[indices] = ufunc(a[indices], b)
             return
         plan = _Advanced(a, items)
         kernel = KERNELS[ufunc]
