@@ -1699,3 +1699,47 @@ def test_nonlocals_rebound_under_traced_branches_and_loops_are_the_closures_stat
         state = [dict(zip(f.__code__.co_freevars, [c.cell_contents for c in f.__closure__])) for f in (want, got)]
         np.testing.assert_allclose(state[1]["total"], state[0]["total"])
         assert state[1]["hits"] == state[0]["hits"]
+
+
+class _Settings:
+    pass
+
+
+def _best_set_in_a_branch(s, x):
+    if x[0] > 0:
+        s.best = 3.0
+    return s.best * x
+
+
+def _scale_set_in_a_loop(s, x):
+    for v in x:
+        if v > 5:
+            s.scale = 2
+    return x * s.scale
+
+
+def test_a_number_attribute_set_only_under_a_traced_branch_is_read_at_every_call():
+    """Its value on the path that does not set it is the caller's at that call (it was the first call's,
+    frozen in the program, and written back over the caller's)."""
+    for fn, attribute in ((_best_set_in_a_branch, "best"), (_scale_set_in_a_loop, "scale")):
+        compiled, s, t = cf.jit(fn), _Settings(), _Settings()
+        for value in (0.0, 0.25, 3):
+            setattr(s, attribute, value)
+            setattr(t, attribute, value)
+            x = np.array([-1.0, 2.0])
+            np.testing.assert_array_equal(np.asarray(compiled(s, x)), fn(t, x))
+            assert getattr(s, attribute) == getattr(t, attribute)
+
+
+def _makes_an_attribute_in_a_branch(s, x):
+    if x[0] > 0:
+        s.v = x.copy()
+    return x.sum()
+
+
+def test_an_attribute_made_under_a_traced_branch_is_a_clear_error():
+    """(It was made whichever branch ran, holding the traced branch's value.)"""
+    s = _Settings()
+    with pytest.raises(cf.TracingError, match=r"the attribute \.v of a _Settings .* is made in the if"):
+        cf.jit(_makes_an_attribute_in_a_branch)(s, np.array([-1.0, 2.0]))
+    assert not hasattr(s, "v")

@@ -89,8 +89,9 @@ def slot_value(slot):
     read = context.current().implicit.get(id(value))  # (each is alive while traced: its id is its own)
     if read is not None:
         return read.array
-    if isinstance(value, np.ndarray) and outside.is_outside(slot.container) and \
-            not isinstance(slot.container, types.CellType):  # (an array held there, read now: an implicit input)
+    if isinstance(value, (np.ndarray, int, float, complex)) and outside.is_outside(slot.container) and \
+            not isinstance(slot.container, types.CellType):  # (an array or number held there, read now: an input
+        # or a guarded constant, as code reading the slot would see it; not the number this trace first saw)
         return outside.read_slot(slot.container, slot.key, value,
                                  "item" if isinstance(slot.container, (dict, list, tuple)) else "attribute")
     return value

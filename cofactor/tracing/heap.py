@@ -94,6 +94,15 @@ def _contents(container) -> dict:
     return dict(list(vars(container).items())[:_WIDTH])
 
 
+def _made_attribute(container, contents):
+    """An attribute of an object from outside (an argument, a global) that it did not have at the scan."""
+    from . import outside
+    if isinstance(container, (*_SEQUENCES, dict, set, types.CellType)) or len(contents) >= _WIDTH or \
+            not outside.is_outside(container):
+        return None
+    return next((key for key in vars(container) if key not in contents), None)
+
+
 def _is_container(x) -> bool:
     """Lists, dicts, cells, and objects with attributes: the user's own, and cofactor's stand-ins
     for NumPy objects (a random Generator), which say so with ``traced_state``."""
@@ -189,6 +198,13 @@ class Heap:
                 raise located(TracingError(
                     f"a {kind} changes length in {where}, which is compiled once for every way it can run (which "
                     f"branch, how many iterations), so the {kind}'s length would be wrong: {advice}"))
+            made = _made_attribute(c, contents)
+            if made is not None:
+                raise located(TracingError(
+                    f"the attribute .{made} of a {type(c).__name__} from outside the function is made in {where}, "
+                    "which is compiled for every way it can run: whether the object has it after the call would be "
+                    f"the trace's, not the run's: set .{made} before it, to a value of the kind it is given there "
+                    "(an array of its shape and dtype)"))
 
     def restore(self):
         """Put every scanned slot back to the object it held at the scan, and every list and dict
@@ -203,6 +219,9 @@ class Heap:
                 c.clear()
                 c.update(contents)
                 continue
+            made = _made_attribute(c, contents)
+            if made is not None:  # (an attribute the region made: the object as the scan found it)
+                delattr(c, made)
             for key, old in contents.items():
                 if now.get(key, old) is not old or key not in now:
                     Slot(c, key).set(old)
