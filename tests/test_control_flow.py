@@ -1714,3 +1714,45 @@ def test_a_structure_that_differs_by_an_item_names_the_item():
     """(It said 'a tuple of 2 on one path and a tuple of 2 on another'.)"""
     with pytest.raises(cf.TracingError, match=r"an array or number at \[0\] on one path and None on another"):
         cf.jit(_best_of_two)(np.array([2.0, 1.0]))
+
+
+def _carried_before_a_branch_that_raises(x):
+    s = 0.0
+    y = None
+    if x[0] > 0:
+        s = x[:3] + x[:4]
+        y = x.reshape(4, -1)
+    else:
+        s = x[:3] * 2
+        y = x * 2
+    return s, y
+
+
+def test_a_branch_that_raises_leaves_the_other_paths_values_of_earlier_variables():
+    """(The raising path's values, its variables as before the if, were merged with the other's: 'a
+    Python number on one path and an array on another'.)"""
+    for x in (np.array([-1.0, 2, 3, 4, 5]), np.array([1.0, 2, 3, 4, 5])):
+        check_against_numpy(_carried_before_a_branch_that_raises, x)
+
+
+def _extremes_of_generators(x):
+    return (max(v * 2 for v in x), min(v for v in x), max(map(abs, [x[0], x[1]])), int(x[0]) in range(1, 3),
+            x[1] in range(0, 10, 2))
+
+
+def _callbacks_with_branches(x):
+    def first(v):
+        return v[0] if len(v) > 0 else 0.0
+
+    def doubled(v):
+        return v * 2 if v.sum() > 0 else v
+    return (np.piecewise(x, [x < 0], [doubled, 1.0]), np.piecewise(x, [x > 0], [first, -1.0]),
+            np.apply_along_axis(lambda r: r.max() if r[0] > 0 else r.min(), 1, x.reshape(2, 3)))
+
+
+@pytest.mark.parametrize("fn", [_extremes_of_generators, _callbacks_with_branches])
+def test_generators_ranges_and_numpys_callbacks_compile_their_conditions(fn):
+    """max/min of a generator or map() (a bool() error), k in range(...) of a traced number, and the
+    functions np.piecewise and np.apply_along_axis call, converted (their ifs raised bool() errors)."""
+    for x in (np.array([-1.0, 2.0, -3.0, 0.5, 0.1, -0.2]), np.array([2.0, 4.0, 3.0, 0.5, -0.1, 0.2])):
+        check_against_numpy(fn, x)

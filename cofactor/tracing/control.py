@@ -418,6 +418,9 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         bindings.add_slots(arm[4])
     initial = initial + [slot_value(s) for s in bindings.slots]
     states = [arm[1] + [arm[2].get((id(s.container), s.key), slot_value(s)) for s in bindings.slots] for arm in arms]
+    for k, arm in enumerate(arms):
+        if arm[5]:  # (a path that raises: nothing reads its variables after the if, as after a return)
+            states[k] = [UNBOUND] * len(arm[1]) + states[k][len(arm[1]):]
     bindings.assign(initial)
     defined = _defined_where_it_goes_on(bindings.labels(), states, [arms[0][5], exited_else or arms[1][5]])
     adoptable = bindings.adoptable([initial] + states)
