@@ -55,7 +55,9 @@ def _from_numpy(fn) -> bool:
 @forwards_calls
 def call(fn, *args, **kwargs):
     if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
-        args = tuple(converted(a) if is_user_function(a) else a for a in args)
+        args = tuple(converted(a) if is_user_function(a) else
+                     [converted(f) if is_user_function(f) else f for f in a] if fn is np.piecewise and type(a) is list
+                     else a for a in args)  # (np.piecewise's list of functions)
         kwargs = {k: converted(v) if is_user_function(v) else v for k, v in kwargs.items()}
     try:
         constructor = CONSTRUCTORS.get(fn)
@@ -251,7 +253,7 @@ def _user_objects(*values) -> bool:
 
 
 # Python's functions that call a function they are given, there and then (not ones that keep it: append).
-_CALLING = (sorted, min, max, map, filter, np.fromfunction, functools.reduce, itertools.accumulate, itertools.starmap,
+_CALLING = (sorted, min, max, map, filter, np.fromfunction, np.piecewise, np.apply_along_axis, functools.reduce, itertools.accumulate, itertools.starmap,
             itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby, heapq.nsmallest,
             heapq.nlargest, heapq.merge, bisect.bisect_left, bisect.bisect_right, bisect.insort_left,
             bisect.insort_right)

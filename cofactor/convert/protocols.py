@@ -247,6 +247,8 @@ class Protocols:
         if type(container) in (list, tuple) and any(isinstance(x, TracedArray) and x.ndim == 0
                                                     for x in (key, *container)):
             return self._among(key, outside.items(container))
+        if type(container) is range and isinstance(key, TracedArray) and key.ndim == 0 and len(container) <= 256:
+            return self._among(key, container)  # (k in range(1, 3): each of its ints, as Python compares them)
         return outside.has(container, key, "item")  # (guarded where the container is from outside)
 
     def excludes(self, container, key):

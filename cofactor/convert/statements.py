@@ -3,6 +3,7 @@ or the range is known, stablehlo.if / while when it is traced."""
 from __future__ import annotations
 
 import collections
+import collections.abc
 import contextlib
 import functools
 import sys
@@ -238,6 +239,9 @@ def extreme(builtin, args, frame):
         if not defers_tracing(args[0]) and args[0].shape[0] == 0:
             return builtin(())  # Python's ValueError for an empty sequence
         return _array_extreme(builtin, args[0])
+    if len(args) == 1 and not isinstance(args[0], (list, tuple, TracedArray)) and \
+            isinstance(args[0], collections.abc.Iterator):  # (a generator or map(): its items, as Python takes them)
+        args = (list(args[0]),)
     items = args if len(args) != 1 else args[0] if isinstance(args[0], (list, tuple, TracedArray)) else ()
     if not any(_traced(item) for item in items) and not _traced(items):
         return builtin(*args)

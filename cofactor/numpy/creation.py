@@ -249,6 +249,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if endpoint and num > 1:
         y[-1] = stop
     target = _dtype(dtype, computed)
+    if np.dtype(target).kind in "iu" and np.dtype(computed).kind == "f":
+        y = np.floor(y)  # (NumPy floors to an integer dtype: -3.7 is -4, not -3)
     if not retstep:
         return astype(y, target)
     return astype(y, target), step if step is not None else np.multiply(delta, np.nan)  # NumPy's step: nan

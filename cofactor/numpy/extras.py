@@ -473,7 +473,8 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """NumPy's least-squares fit, step for step (its Vandermonde matrix, columns scaled to unit norm,
     np.linalg.lstsq); NumPy's RankWarning for an ill-conditioned fit is not raised."""
     if full or cov:
-        raise UnsupportedError("numpy.polyfit(full=True) or (cov=True) is not supported; the coefficients are")
+        raise UnsupportedError("numpy.polyfit(full=True) and (cov=True) are not supported; the coefficients alone "
+                               "(full=False, cov=False) are")
     order = operator.index(deg) + 1
     x, y = asarray(x) + 0.0, asarray(y) + 0.0
     if order < 1:

@@ -165,6 +165,12 @@ def test_linspace_with_traced_bounds_is_numpys_to_the_last_bit(dtype):
         assert np.asarray(got[1][1]) == want[1][1] and np.asarray(got[0]).dtype == want[0].dtype
 
 
+def test_linspace_to_an_integer_dtype_floors_as_numpy():
+    """(Traced ends to an int dtype were truncated toward zero: -3.7 gave -3, NumPy's -4.)"""
+    for ends in (np.array([0.0, -3.7]), np.array([1.5, 2.5]), np.array([-2.2, 3.9])):
+        check(lambda e: (np.linspace(e[0], e[1], 6, dtype=int), np.linspace(e[0], e[1], 4, dtype=np.int32)), ends)
+
+
 def test_linspace_with_its_step():
     lo, hi = np.float64(-1.5), np.float64(2.0)
     check(lambda lo, hi: (np.linspace(lo, hi, 5, retstep=True), np.linspace(lo, 3.0, 4, endpoint=False, retstep=True),
