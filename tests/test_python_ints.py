@@ -550,3 +550,21 @@ def test_in_and_not_in_of_a_traced_number_in_a_list_or_tuple():
               np.array([2.0, 2.0, 2.0])):
         for g, w in zip(cf.jit(_membership)(x), _membership(x)):
             assert np.asarray(g) == w and np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def _flag_of_two_kinds_in_arithmetic(x):
+    flag = False
+    if x[0] > 0:
+        flag = True
+    else:
+        flag = x[1] > 0
+    return x * flag, flag + 1, np.where(flag, x, 0.0)
+
+
+def test_a_bool_of_two_kinds_in_numpys_arithmetic_is_the_path_takens():
+    """(x * flag, flag a Python bool on one path and a NumPy bool on the other, was refused: NumPy's
+    promotion was asked for a Python bool, and the refusal claimed a TypeError on one path.)"""
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([-1.0, 2.0, 3.0]), np.array([-1.0, -2.0, 3.0])):
+        for g, w in zip(cf.jit(_flag_of_two_kinds_in_arithmetic)(x), _flag_of_two_kinds_in_arithmetic(x)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+            assert np.asarray(g).dtype == np.asarray(w).dtype

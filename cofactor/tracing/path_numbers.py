@@ -134,7 +134,9 @@ def _resolved(ufunc, keys, kwargs):
 
 
 def _settle_ufunc(ufunc, inputs, kwargs):
-    as_python = _resolved(ufunc, [x.python if isinstance(x, PathNumber) else _promotion_key(x) for x in inputs], kwargs)
+    as_python = _resolved(ufunc, [(x.python if x.python is not bool else np.dtype(np.bool_))  # (NumPy's bool, to
+                                  if isinstance(x, PathNumber) else _promotion_key(x)    # NumPy's promotion)
+                                  for x in inputs], kwargs)
     as_numpy = _resolved(ufunc, [_promotion_key(x) for x in inputs], kwargs)
     if as_python != as_numpy:
         p = next(x for x in inputs if isinstance(x, PathNumber))
@@ -189,7 +191,9 @@ def _both_ways(ufunc, operands):
     if len({p.dtype for p in paths}) > 1:
         raise _differs(f"{ufunc.__name__} of numbers each {paths[0].describe()}",
                        f"their NumPy dtypes are {paths[0].dtype} and {paths[1].dtype}")
-    as_python = python_arithmetic(ufunc, *[x.as_python() if isinstance(x, PathNumber) else x for x in operands])
+    readings = [x.as_python() if isinstance(x, PathNumber) else x for x in operands]
+    as_python = python_arithmetic(ufunc, *readings) if all(is_python_number(x) for x in readings) \
+        else ufunc(*readings)  # (an array and a Python number: NumPy's operator, as Python calls it)
     others = [x.as_numpy() if isinstance(x, PathNumber) else x for x in operands]
     as_numpy = python_arithmetic(ufunc, *others) if all(is_python_number(x) or getattr(x, "weak", None) for x in others) \
         else ufunc(*others)
