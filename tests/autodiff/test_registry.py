@@ -560,6 +560,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
                                                  "zeros")},
     **dict.fromkeys(UNSUPPORTED, "not supported by cofactor on traced arrays (it raises UnsupportedError)"),
     **{f"numpy.linalg.{name}": _LAPACK for name in ("qr", "svd", "svdvals", "lstsq", "pinv")},
+    "numpy.polyfit": _LAPACK,  # (np.linalg.lstsq's)
     **{f"numpy.random.{name}": _RANDOM for name in _RANDOM_SUPPORTED},
     **{f"numpy.random.{name}": "not supported in compiled code (it raises UnsupportedError)"
        for name in dir(np.random) if getattr(getattr(np.random, name), "__self__", None) is np.random.mtrand._rand
