@@ -568,3 +568,16 @@ def test_a_bool_of_two_kinds_in_numpys_arithmetic_is_the_path_takens():
         for g, w in zip(cf.jit(_flag_of_two_kinds_in_arithmetic)(x), _flag_of_two_kinds_in_arithmetic(x)):
             np.testing.assert_array_equal(np.asarray(g), w)
             assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def _parts_of_a_flag(x):
+    flag = float(x[0]) > 0
+    return flag.real, flag.imag, np.array([flag.real]), x[0].real, float(x[1]).imag
+
+
+def test_the_parts_of_a_traced_python_bool_are_ints():
+    """(True.real is the int 1; it came back a bool, and np.array([flag.real]) a bool array.)"""
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, 2.0])):
+        for g, w in zip(cf.jit(_parts_of_a_flag)(x), _parts_of_a_flag(x)):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(np.asarray(g), w)

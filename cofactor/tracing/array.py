@@ -143,8 +143,10 @@ class TracedArray:
     nbytes = property(lambda self: self.type.size * self.type.dtype.itemsize)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
-    real = property(lambda self: np.real(self), lambda self, v: np.real(self).__setitem__(Ellipsis, v))
-    imag = property(lambda self: np.imag(self), lambda self, v: _set_imag(self, v))
+    real = property(lambda self: _as_int(self) if self.weak is bool else np.real(self),  # (True.real is 1)
+                    lambda self, v: np.real(self).__setitem__(Ellipsis, v))
+    imag = property(lambda self: _as_int(self) * 0 if self.weak is bool else np.imag(self),
+                    lambda self, v: _set_imag(self, v))
 
     @property
     def base(self):
@@ -737,6 +739,11 @@ for _name, _ufunc in COMPARISONS.items():
 
 for _name, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
     setattr(TracedArray, f"__{_name}__", _unary(_ufunc))
+
+
+def _as_int(flag):
+    """A traced Python bool as the Python int it is in arithmetic."""
+    return TracedArray(ops.convert(flag.value, np.int64), scalar=True, weak=int)
 
 
 def _set_imag(array, v):
