@@ -144,3 +144,21 @@ def test_a_ufunc_given_only_lists_of_traced_values_takes_the_array_numpy_makes(f
     """With no traced array among its arguments NumPy's ufunc machinery converted the list itself (a
     ConcretizationError that told the user to use np.stack)."""
     check(fn, np.array([0.1, 0.9, -0.3]), np.array([0.5, -0.2, 0.4]), np.array([0.3, 0.3, 0.2]))
+
+
+def _scatter_at_pairs_of_indices(counts, rows, cols):
+    np.add.at(counts, (rows, cols), 1.0)
+    np.multiply.at(counts, (cols[:2] % 3, rows[:2]), 2.0)
+    np.maximum.at(counts, (rows, slice(None)), 0.5)
+    return counts
+
+
+def test_ufunc_at_with_a_tuple_of_traced_index_arrays_indexes_one_axis_each():
+    """(The tuple was stacked into one index array, as a list of lists would be: whole rows were updated,
+    silently, or an index of axis 1 was checked against axis 0.)"""
+    compiled = cf.jit(_scatter_at_pairs_of_indices)
+    for rows, cols in ((np.array([0, 2, 0, 1]), np.array([3, 0, 1, 3])), (np.array([2, 2, 1, 0]), np.array([1, 1, 0, 2]))):
+        got, want = np.zeros((3, 4)), np.zeros((3, 4))
+        result = compiled(got, rows, cols)
+        np.testing.assert_array_equal(np.asarray(result), _scatter_at_pairs_of_indices(want, rows, cols))
+        np.testing.assert_array_equal(got, want)

@@ -192,7 +192,8 @@ def call(fn, *args, **kwargs):
             return added
     if fn is warnings.warn:
         return statements.warn(*args, **kwargs)
-    if isinstance(fn, np.ufunc) or isinstance(getattr(fn, "__self__", None), np.ufunc):
+    if isinstance(fn, np.ufunc) or isinstance(getattr(fn, "__self__", None), np.ufunc) and \
+            fn.__name__ in ("reduce", "accumulate", "outer"):  # (their operands: at's and reduceat's indices are not)
         args = tuple(_sequence_as_array(a) for a in args)  # (np.maximum([x[0], x[1]], 0.5), np.add.reduce([a, b]))
     hidden = _traced_in_a_sequence(fn, args, kwargs)
     if hidden is not None:  # NumPy's dispatch does not look into the list: cofactor's implementation, as it would
