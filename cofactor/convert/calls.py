@@ -318,7 +318,7 @@ def _sequence_as_array(x):
     """A list or tuple of traced values given to a ufunc as the array NumPy makes of it (np.array's
     traced version): NumPy's ufunc machinery, finding no traced array among its arguments, would
     convert it itself."""
-    if type(x) in (list, tuple) and any(isinstance(leaf, TracedArray) for leaf in flatten(x)[0]):
+    if type(x) in (list, tuple) and _traced_leaf(x):
         return CONSTRUCTORS[np.array](x)
     return x
 

@@ -32,7 +32,7 @@ from ..errors import (CofactorError, ConcretizationError, InternalError, Tracing
                       located)
 from ..ir.core import OpBudgetExceeded, OutOfScope
 from ..tracing import checks, context, outside
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, python_bool
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
             "pow": "** or pow()", "lshift": "<<", "rshift": ">>", "and": "&", "xor": "^", "or": "|",
@@ -254,9 +254,7 @@ class Protocols:
     def excludes(self, container, key):
         """``key not in container`` (traced where ``in`` is)."""
         found = self.contains(container, key)
-        if isinstance(found, TracedArray):
-            return TracedArray(np.logical_not(found).value, scalar=True, weak=bool)
-        return not found
+        return python_bool(np.logical_not(found)) if isinstance(found, TracedArray) else not found
 
     def _among(self, key, items):
         """``key in items`` where numbers among them are traced (``k in (0, 2)``): Python's ``item is key
@@ -270,7 +268,7 @@ class Protocols:
                 return True
         if not found:
             return False
-        return TracedArray(functools.reduce(np.logical_or, found).value, scalar=True, weak=bool)
+        return python_bool(functools.reduce(np.logical_or, found))
 
     def managed(self, manager):
         """The context manager of a ``with`` statement, entered and left as Python does (protocols.Managed)."""

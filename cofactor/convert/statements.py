@@ -15,13 +15,12 @@ import numpy as np
 from .. import debug
 from ..errors import (ConcretizationError, TracingError, UnrolledLoopWarning, UnsupportedError, forwards_calls,
                       located)
-from ..ir import ops
 from ..ir.core import OpBudgetExceeded, current_block
 from ..pytree import flatten, unflatten
 from ..tracing import checks, context, control, outside, python_ints
 from ..tracing.heap import GENERATED, Scope
 from ..tracing.histories import History
-from ..tracing.array import Either, TracedArray, defers_tracing, identical
+from ..tracing.array import Either, TracedArray, defers_tracing, identical, python_bool
 from ..tracing.trace import is_array
 from ..tracing.carry import Undefined
 from ..tracing.path_numbers import PathNumber
@@ -216,7 +215,7 @@ def any_all(builtin, items):
     if _items_reduced(items) and (items.ndim == 1 or not defers_tracing(items)):
         if items.ndim > 1 and items.shape[0] and int(np.prod(items.shape[1:])) != 1:
             control.predicate(items[0])  # NumPy's ValueError for the first row's truth
-        return _python_bool(TracedArray(control.predicate((np.any if settles else np.all)(items))))
+        return python_bool(TracedArray(control.predicate((np.any if settles else np.all)(items))))
     found = []
     for item in items:
         if _tested(item):
@@ -225,7 +224,7 @@ def any_all(builtin, items):
             return settles
     if not found:
         return not settles
-    return _python_bool(functools.reduce(np.logical_or if settles else np.logical_and, found))
+    return python_bool(functools.reduce(np.logical_or if settles else np.logical_and, found))
 
 
 @forwards_calls
@@ -351,11 +350,7 @@ def compare_chain(left, links, line, protocols):
 
 def not_(x):
     """Python's ``not x``: a Python bool (traced where ``x`` is)."""
-    return _python_bool(np.logical_not(_scalar_predicate(x))) if _tested(x) else not x
-
-
-def _python_bool(truth):
-    return TracedArray(ops.reshape(truth.value, ()), scalar=True, weak=bool)
+    return python_bool(np.logical_not(_scalar_predicate(x))) if _tested(x) else not x
 
 
 def if_(test, then_fn, else_fn, get, set_, names, line, exited_else=False):

@@ -242,7 +242,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     delta = np.subtract(stop, start)
     if div > 0 and computed.kind == "f":
         step = quotient(delta, div)
-        y = spaced(start, delta, div, num)
+        y = spaced(start, step, num)
     else:
         step = np.true_divide(delta, div) if div > 0 else None
         y = np.add(np.multiply(steps, step if step is not None else delta), start)
@@ -263,21 +263,21 @@ def quotient(delta, div: int):
     return wrap(python_ints.divided_exactly(value(delta), float(div)))
 
 
-def spaced(start, delta, div: int, n: int):
-    """``start + arange(n) * (delta / div)`` (traced 0-d floats), rounded as NumPy's linspace rounds it: the
-    division, each product and each sum once.  XLA divides by the reciprocal and its CPU backend fuses a
-    product with the sum after it (one point in a few an ulp off: a bin edge, and a value on it in the
-    next bin), so the division is exact and the products are formed from two halves of the step of at
-    most half its precision each (by its bits), whose products with small integers are exact: their sum
-    rounds once, as the product does.  Differentiated, the plain formula (its derivative is the same)."""
-    dtype = delta.dtype
+def spaced(start, step, n: int):
+    """``start + arange(n) * step`` (traced 0-d floats; ``step`` a ``quotient``), rounded as NumPy's linspace
+    rounds it: each product and each sum once.  XLA's CPU backend fuses a product with the sum after it
+    (one point in a few an ulp off: a bin edge, and a value on it in the next bin), so the products are
+    formed from two halves of the step of at most half its precision each (by its bits), whose products
+    with small integers are exact: their sum rounds once, as the product does.  Differentiated, the plain
+    formula (its derivative is the same)."""
+    dtype = step.dtype
     kept = {np.float16: (np.int32, 12), np.float32: (np.int32, 12), np.float64: (np.int64, 27)}.get(dtype.type)
     if kept is None or is_differentiating() or n > 2 ** (np.finfo(np.float32 if dtype == np.float16 else dtype).nmant
                                                          + 1 - kept[1]):
-        return np.add(np.multiply(np.arange(n, dtype=dtype), quotient(delta, div)), start)
+        return np.add(np.multiply(np.arange(n, dtype=dtype), step), start)
     wide = np.float32 if dtype == np.float16 else dtype  # (float32's products of float16 halves are exact)
     multiples = ops.constant(np.arange(n, dtype=wide))
-    step = ops.convert(value(quotient(delta, div)), wide)
+    step = ops.convert(value(step), wide)
 
     def times(v):
         return ops.binary("stablehlo.multiply", multiples, ops.broadcast_in_dim(v, (n,), ()))

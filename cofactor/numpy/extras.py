@@ -237,7 +237,7 @@ def select(condlist, choicelist, default=0):
         raise ValueError("select with an empty condition list is not possible")
     dtype = result_type(*choicelist, default)
     for i, cond in enumerate(condlist):
-        if np.result_type(cond) != np.bool_ if not isinstance(cond, TracedArray) else cond.dtype != np.bool_:
+        if asarray(cond).dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     result = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):

@@ -697,7 +697,7 @@ def _sort_comparator(dtype):
     return before
 
 
-def sort_kind(kind):
+def _sort_kind(kind):
     """NumPy's check of a sort's ``kind`` (by its first letter: quicksort, heapsort, mergesort,
     stable); every kind sorts stably here."""
     if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in ("q", "h", "m", "s")):
@@ -705,7 +705,7 @@ def sort_kind(kind):
 
 
 def _sort_values(a, axis, kind):
-    sort_kind(kind)
+    _sort_kind(kind)
     v = value(a)
     if axis is None:
         v, axis = ops.reshape(v, (v.type.size,)), 0

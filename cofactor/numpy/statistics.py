@@ -19,7 +19,7 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.checks import error_if, numpy_error_if
 from ..tracing.dispatch import implements
-from .creation import spaced
+from .creation import quotient, spaced
 from ._core import array_like, asarray, axis_tuple, full, known_value, operator_index, reject, value, value_bounds, wrap
 from .extent import Bounded, Window, _unsupported, as_data, operation
 from .extent_ops import aligned
@@ -582,7 +582,7 @@ def _equal_bins_over_data(a, bins):
     same = first == last
     first = np.astype(np.where(same, first - 0.5, first), edge_dtype)
     last = np.astype(np.where(same, last + 0.5, last), edge_dtype)
-    edges = spaced(first, last - first, count, count + 1)
+    edges = spaced(first, quotient(last - first, count), count + 1)
     edges[-1] = last
     return edges
 

@@ -22,7 +22,7 @@ from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.python_ints import divided_exactly
 from ..tracing.views import ComplexPart, ReadOnly, Reshape, ordered
-from ._core import (asarray, broadcast_values, compare, dtype_of, full, keeps_order, known_value, reject, result_type, take_1d,
+from ._core import (array_like, broadcast_values, compare, dtype_of, full, keeps_order, known_value, reject, result_type, take_1d,
                     value, value_bounds, view, wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
@@ -510,8 +510,7 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     high = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
     if out is not None:
         raise UnsupportedError("numpy.clip(..., out=...) is not supported yet")
-    if type(a) in (list, tuple):  # (np.clip([x[0], x[1]], 0, 1): the array NumPy makes of it)
-        a = asarray(a)
+    a = array_like(a)  # (np.clip([x[0], x[1]], 0, 1): the array NumPy makes of it)
     kind = dtype_of(a)
     if np.dtype(kind).kind in "iu":  # as NumPy: Python-int bounds beyond the dtype's range do nothing
         info = np.iinfo(kind)

@@ -327,9 +327,8 @@ class TracedArray:
         """``float.is_integer()`` of a traced Python float (and NumPy's of a float scalar): a traced Python bool."""
         if not self.scalar or self.dtype.kind not in "fiub":
             raise located(AttributeError(f"'{self.stands_for().__name__}' object has no attribute 'is_integer'"))
-        whole = np.logical_and(np.isfinite(self), np.floor(self) == self).value if self.dtype.kind == "f" else \
-            ops.constant(np.array(True))
-        return TracedArray(ops.reshape(whole, ()), scalar=True, weak=bool)
+        return python_bool(np.logical_and(np.isfinite(self), np.floor(self) == self) if self.dtype.kind == "f" else
+                           TracedArray(ops.constant(np.array(True))))
 
     def item(self, *args):
         """The element as a Python number, traced: its value is known when the compiled function runs."""
@@ -609,7 +608,7 @@ def _python_number(element: TracedArray):
     Python numbers: int64, float64, complex128; a bool a Python bool)."""
     kind = element.dtype.kind
     if kind == "b":
-        return TracedArray(ops.reshape(element.value, ()), scalar=True, weak=bool)
+        return python_bool(element)
     wide = {"i": np.int64, "u": np.int64, "f": np.float64, "c": np.complex128}[kind]
     from . import python_ints
     python_ints.check_unsigned_fits(element)
@@ -621,24 +620,31 @@ def is_python_number(x) -> bool:
     return type(x) in (bool, int, float, complex) or isinstance(x, TracedArray) and x.weak is not None
 
 
-def _python_bool(x) -> bool:
+def python_bool(truth: "TracedArray") -> "TracedArray":
+    """A traced 0-d truth value as a traced Python bool (``not x``, ``k in (0, 2)``, ``item()`` of a bool)."""
+    return TracedArray(ops.reshape(truth.value, ()), scalar=True, weak=bool)
+
+
+def _is_python_bool(x) -> bool:
     return type(x) is bool or isinstance(x, TracedArray) and x.weak is bool
 
 
-_BOOLS_STAY_BOOLS = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.equal, np.not_equal, np.less, np.less_equal,
-                     np.greater, np.greater_equal)
+def _as_int(flag):
+    """A traced Python bool as the Python int it is in arithmetic."""
+    return TracedArray(ops.convert(flag.value, np.int64), scalar=True, weak=int)
+
+
+_BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor)
+_COMPARING = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
 
 
 def _bools_as_ints(ufunc, operands) -> tuple:
     """Python's bools in arithmetic are the ints 0 and 1 (``True + True`` is 2, ``~True`` is -2, ``-True``
-    is -1); only ``&``, ``|``, ``^`` of two bools and comparisons keep them bools, as Python's do."""
-    if not any(_python_bool(x) for x in operands) or \
-            ufunc in _BOOLS_STAY_BOOLS and (len(operands) == 1 or all(_python_bool(x) for x in operands)
-                                          or ufunc not in _BOOLS_STAY_BOOLS[:3]):
+    is -1); only comparisons, and ``&``, ``|``, ``^`` of two bools, keep them bools, as Python's do."""
+    bools = [_is_python_bool(x) for x in operands]
+    if not any(bools) or ufunc in _COMPARING or ufunc in _BITWISE and all(bools):
         return operands
-    return tuple(int(x) if type(x) is bool else
-                 TracedArray(ops.convert(x.value, np.int64), scalar=True, weak=int) if _python_bool(x) else x
-                 for x in operands)
+    return tuple(x if not is_bool else int(x) if type(x) is bool else _as_int(x) for x, is_bool in zip(operands, bools))
 
 
 def _as_python_number(result):
@@ -739,11 +745,6 @@ for _name, _ufunc in COMPARISONS.items():
 
 for _name, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
     setattr(TracedArray, f"__{_name}__", _unary(_ufunc))
-
-
-def _as_int(flag):
-    """A traced Python bool as the Python int it is in arithmetic."""
-    return TracedArray(ops.convert(flag.value, np.int64), scalar=True, weak=int)
 
 
 def _set_imag(array, v):

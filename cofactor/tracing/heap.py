@@ -24,6 +24,7 @@ from ..ir.core import Block, Module, Value
 from ..errors import TracingError, located
 from ..pytree import flatten
 from .array import TracedArray, defers_tracing
+from . import outside
 from .carry import Undefined
 from .context import TraceContext
 
@@ -96,7 +97,6 @@ def _contents(container) -> dict:
 
 def _made_attribute(container, contents):
     """An attribute of an object from outside (an argument, a global) that it did not have at the scan."""
-    from . import outside
     if isinstance(container, (*_SEQUENCES, dict, set, types.CellType)) or len(contents) >= _WIDTH or \
             not outside.is_outside(container):
         return None

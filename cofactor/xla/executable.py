@@ -62,10 +62,7 @@ def _compile(mlir_text: str, devices: tuple, options):
     device = devices[0]
     if device.platform != "cpu":
         mlir_text = _for_accelerators(mlir_text)
-        exact = xla_client.CompileOptions()
-        exact.ParseFromString(options.SerializeAsString())
-        exact.env_option_overrides = list(options.env_option_overrides) + _EXACT  # (not serialized)
-        options = exact
+        options = _with_overrides(options, _EXACT)
     devices = xla_client.DeviceList(devices)
     name = cache.key(mlir_text, options.SerializeAsString(), str(list(options.env_option_overrides)), target(device))
     serialized = cache.load("xla", name)
@@ -129,11 +126,19 @@ SLOW_COMPILE_SECONDS = float(os.environ.get("COFACTOR_SLOW_COMPILE_SECONDS", "20
 _WITHOUT_FUSION = [("xla_disable_hlo_passes", "fusion")]
 
 
+def _with_overrides(options, overrides: list):
+    """A copy of compile ``options`` with these XLA debug options too (the overrides are not serialized: copied apart)."""
+    from jaxlib import xla_client
+
+    copy = xla_client.CompileOptions()
+    copy.ParseFromString(options.SerializeAsString())
+    copy.env_option_overrides = list(options.env_option_overrides) + overrides
+    return copy
+
+
 def _compile_in_time(device, mlir: bytes, devices, options):
     """(compile_and_load, whether it took longer than its budget: then it is compiled again without
     fusion, and the first to finish is used)."""
-    from jaxlib import xla_client
-
     finished = threading.Event()
     first = _start(finished, device.client.compile_and_load, mlir, devices, options)
     if finished.wait(SLOW_COMPILE_SECONDS) or device.client.platform != "cpu":
@@ -142,10 +147,7 @@ def _compile_in_time(device, mlir: bytes, devices, options):
     warn_in_user_code(f"XLA took more than {SLOW_COMPILE_SECONDS:g} s to compile this program: compiling it again without "
                   "fusing its operations, which some programs take minutes to compile with (the program may run "
                   "slower; COFACTOR_SLOW_COMPILE_SECONDS sets the budget)", SlowCompileWarning)
-    fallback = xla_client.CompileOptions()
-    fallback.ParseFromString(options.SerializeAsString())
-    fallback.env_option_overrides = _WITHOUT_FUSION
-    second = _start(finished, device.client.compile_and_load, mlir, devices, fallback)
+    second = _start(finished, device.client.compile_and_load, mlir, devices, _with_overrides(options, _WITHOUT_FUSION))
     _wait(finished, first, second)
     if "result" in second and _note_abandoned(first):
         threading._register_atexit(_before_exit)  # (private, as concurrent.futures uses it): runs before the join
