@@ -1342,3 +1342,89 @@ def test_reads_of_a_view_chosen_at_run_time_take_the_chosen_value():
         return a.sum() + a.max() + a[1] + np.sin(a)
     mlir = str(cf.compile(f, np.ones(4), np.float64(1.0), optimize=False).mlir)
     assert mlir.count("stablehlo.select") == 0
+
+
+def _kept(a):
+    return a
+
+
+def _tail_view(a):
+    return a[1:]
+
+
+def _first_nonnegative_or_fresh(a):
+    for i in range(a.shape[0]):  # (a return inside a rolled loop of the helper itself)
+        if a[i] >= 0:
+            return a
+    return a * 0.0
+
+
+class _Holder:
+    def __init__(self, x):
+        self.buf = x * 2.0
+
+    def get(self):
+        return self.buf
+
+
+def kept_after_a_check(b, x):  # fuzz seed 40800788: the rest of the function runs under the check's branch
+    x4 = b * 2.0
+    assert not x > 2.0, "checked"
+    x7 = _kept(x4)
+    for i in range(7):
+        x4[:] += x7
+    return x4
+
+
+def kept_in_a_traced_if(b, x):
+    if x < 0.5:
+        y = _kept(b)
+        y[0] = 5.0
+        t = _tail_view(b)
+        t *= 3.0
+    return b
+
+
+def kept_in_a_loop(b, x):
+    for i in range(4):
+        y = _kept(b) if x < 0.5 else b * 1.0
+        y += 1.0
+    return b
+
+
+def returned_in_the_helpers_own_loop(b, x):
+    r = _first_nonnegative_or_fresh(b)
+    r[0] = 7.0
+    return b, r
+
+
+def a_method_returns_an_attribute(b, x):
+    h = _Holder(b)
+    if x < 0.5:
+        got = h.get()
+        got += 1.0
+    return h.buf
+
+
+def a_closure_returns_an_outer_array(b, x):
+    buf = b * 2.0
+
+    def get():
+        return buf
+    for i in range(3):
+        if x < 0.5:
+            g = get()
+            g[i] = 9.0
+    return buf
+
+
+@pytest.mark.parametrize("fn", [kept_after_a_check, kept_in_a_traced_if, kept_in_a_loop,
+                                returned_in_the_helpers_own_loop, a_method_returns_an_attribute,
+                                a_closure_returns_an_outer_array], ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("x", [0.25, 0.84])
+def test_an_array_a_function_returns_is_the_array_its_caller_holds(fn, x):
+    """Under a traced branch or loop, a called function's return value stays the array it names (its
+    argument, a view of it, an attribute, a closure's array): the caller's writes through it reach
+    that array, as in NumPy."""
+    for b in (np.array([1.0, 2.0, -0.5]), np.array([-1.0, 2.0, 0.5])):
+        _check(fn.__name__, fn, [b, np.float64(x)])

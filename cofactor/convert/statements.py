@@ -25,6 +25,8 @@ from ..tracing.trace import is_array
 from ..tracing.carry import Undefined
 from ..tracing.path_numbers import PathNumber
 from ..tracing.context import in_reverse_mode
+from .control import RUNTIME as RUNTIME_NAME
+from .outer import OUTER
 
 
 def _options():
@@ -38,15 +40,17 @@ unset = control.UNBOUND  # the pending return value before any return statement 
 def returning(value):
     """The value of a return statement rewritten into the pending return value: returning a
     variable that has no value here (or a container holding one) is a use of it, an error.  In a
-    traced branch or loop, an array the function made is returned as its value alone: nothing of the
-    function runs after the return to see which of its variables also hold it, so the region need not
-    carry that (a Jacobi loop's ``return x_new`` where ``x = x_new`` on the other path unrolled)."""
+    traced branch or loop of the function being compiled, an array it made is returned as its value
+    alone: nothing of the function runs after the return to see which of its variables also hold it,
+    so the region need not carry that (a Jacobi loop's ``return x_new`` where ``x = x_new`` on the
+    other path unrolled).  A function it calls returns to a caller that may hold the same array
+    (``y = keep(x)`` and then ``x[:] += y``), so its value keeps its identity."""
     leaves, tree = flatten(value)
     for leaf in leaves:
         if isinstance(leaf, Undefined):
             Undefined._fail(leaf)
     trace = context.current() if context.is_tracing() else None
-    if trace is None or not trace.conditional:
+    if trace is None or not trace.conditional or not _in_outermost_function(sys._getframe(1)):
         return value
     given = trace.arguments | {id(i.array) for i in trace.implicit.values()}  # (the caller's own arrays)
     made_here = [isinstance(leaf, TracedArray) and not leaf.scalar and not isinstance(leaf, Either) and
@@ -54,6 +58,18 @@ def returning(value):
     if not any(made_here):
         return value
     return unflatten(tree, [TracedArray(leaf.value) if own else leaf for leaf, own in zip(leaves, made_here)])
+
+
+def _in_outermost_function(frame) -> bool:
+    """Whether ``frame`` (converted code's, or a branch's or loop body's of it) belongs to the only
+    converted user function on the stack: the function being compiled, not one it calls."""
+    functions = 0
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_name.startswith(GENERATED) and any(n in code.co_freevars for n in (RUNTIME_NAME, OUTER)):
+            functions += 1
+        frame = frame.f_back
+    return functions == 1
 
 
 def returned(value):
