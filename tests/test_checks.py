@@ -212,7 +212,30 @@ def python_division_by_zero_in_a_branch(x):
     return x
 
 
+def _no_result(x):
+    if x.sum() <= 0:                          # (returns None)
+        raise ValueError("a nonpositive sum")
+
+
+def a_check_then_an_error_in_a_branch(x):  # fuzz seed 40801780: the check fires first, as in Python
+    if x[0] > 0:
+        r = _no_result(x)
+        if r.min() < 0.0:                     # AttributeError: None has no min
+            x[0] = 0.0
+    return x
+
+
+def a_warning_then_an_error_in_a_branch(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            warnings.warn("a positive second element")
+        y = x[10]
+    return x
+
+
 @pytest.mark.parametrize("fn, inputs", [
+    (a_check_then_an_error_in_a_branch, [np.array([1.0, -2, 0]), np.array([1.0, 2, 0]), np.array([-1.0, -2, 0])]),
+    (a_warning_then_an_error_in_a_branch, [np.array([1.0, 2, 0]), np.array([-1.0, 2, 0])]),
     (index_past_the_end_in_a_branch, [np.arange(5.0), np.arange(5.0) * 100]),
     (write_past_the_end_in_an_unrolled_loop, [np.arange(5.0), np.array([0, 1, 2, 3, 2.0]), np.array([0, 9, 2, 3, 2.0])]),
     (shapes_that_disagree_in_a_nested_branch, [np.arange(6.0), np.array([1.0, -1, 2, 3, 4, 5]), np.ones(6)]),
@@ -222,6 +245,12 @@ def test_numpy_s_error_in_a_traced_branch_is_raised_only_where_the_branch_runs(f
     """An operation that raises when traced (an index past the end known at trace time, shapes that
     do not broadcast) raises at run time where its branch runs, as in NumPy, not at trace time."""
     _same_outcomes(fn, inputs, lambda got, want: issubclass(got[0], want[0]) and got[1].split("\n")[0] == want[1])
+
+
+def test_a_warning_met_before_an_error_in_a_branch_is_issued_too():
+    compiled = cf.jit(a_warning_then_an_error_in_a_branch)
+    with pytest.warns(UserWarning, match="a positive second element"), pytest.raises(IndexError):
+        compiled(np.array([1.0, 2, 0]))
 
 
 def test_numpy_s_error_in_a_traced_branch_inside_a_try_is_a_trace_time_error():

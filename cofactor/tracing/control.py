@@ -331,8 +331,9 @@ def _run_arm(bindings: Bindings, fn, initial, where):
 
     NumPy's error (or Python's) from an operation in the branch is NumPy's only where the branch
     runs: the branch becomes a raise checked at run time (checks.py), at the line that raised, and
-    leaves the state as it found it (what it did before the error is undone; its path ends there, so
-    a variable it would have assigned after the error is not missing on it)."""
+    leaves the state as it found it (what it did before the error is undone, but for the run-time
+    checks it met, one of which may fire first; its path ends there, so a variable it would have
+    assigned after the error is not missing on it)."""
     block = Block(label=where)
     bindings.assign(initial)
     raises = False
@@ -341,9 +342,13 @@ def _run_arm(bindings: Bindings, fn, initial, where):
             with _traced_anyway(f"a branch of {where}", defer=True):
                 fn()
         except _RaisesWhenTaken as raised:
+            met = context.current().checks  # (a check the branch met before the error fires first: its write stays)
+            state = met.state.value if met is not None else None
             journal.undo()
             bindings.heap.restore()
             bindings.assign(initial)
+            if met is not None:
+                met.state.value = state
             checks.reached_raise(lambda: raised.error, raised.where)
             raises = True
     names_after = list(bindings.get())
