@@ -419,3 +419,43 @@ def test_a_conditional_expression_choosing_python_objects_by_a_traced_value_is_a
     with pytest.raises(cf.TracingError, match="two arms of the conditional expression") as info:
         cf.jit(fn)(np.array([1.0, 2.0]))
     assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)
+
+
+def _items_by_traced_index(x, y, k):
+    """A list or tuple indexed by a traced integer: numbers of one kind, arrays (written through), tuples."""
+    weights = [0.5, 1.5, -2.0, 3.0]
+    stats = [x.sum(), x.max(), x.min()]
+    flags = (True, False, True)
+    dirs = [(0, -1), (0, 1), (-1, 0), (1, 0)]
+    dr, dc = dirs[np.argmax(x)]
+    rows = [x, y]
+    rows[k % 2][1:] *= 2.0          # writes reach the array picked
+    total = 0.0
+    for i in range(6):              # a rolled loop: the index is its counter
+        total = total + weights[i % 4] * x[i % 3]
+    return weights[k] * x, stats[k - 1], flags[k % 3] + flags[-1], dr * 10 + dc, total, x, y
+
+
+@pytest.mark.parametrize("k", [0, 2, -2])
+def test_a_list_indexed_by_a_traced_integer_gives_the_item_picked(k):
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    args = (x, y, np.int64(k))
+    want_args, got_args = [a.copy() for a in args], [a.copy() for a in args]
+    want, got = _items_by_traced_index(*want_args), cf.jit(_items_by_traced_index)(*got_args)
+    for g, w in zip((*got, *got_args), (*want, *want_args)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def test_a_list_indexed_by_a_traced_integer_out_of_range_is_pythons_index_error():
+    compiled = cf.jit(_items_by_traced_index)
+    with pytest.raises(IndexError, match="list index out of range"):
+        compiled(np.ones(3), np.ones(3), np.int64(4))
+    with pytest.raises(IndexError, match="list index out of range"):
+        compiled(np.ones(3), np.ones(3), np.int64(-5))
+
+
+def test_a_list_of_items_of_different_kinds_indexed_by_a_traced_integer_is_a_clear_error():
+    for items in ([1, 2.0], [[1, 2], [3, 4]], [np.ones(2), np.ones(3)], []):
+        with pytest.raises(cf.ConcretizationError, match="list indexed by a traced integer"):
+            cf.jit(lambda k: items[k])(np.int64(0))

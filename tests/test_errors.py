@@ -342,14 +342,14 @@ def _named(x):
 
 
 def _list_item_at_the_largest(g):
-    dirs = [(0, -1), (0, 1), (-1, 0), (1, 0)]
-    return dirs[np.argmax(g)][1]
+    neighbours = [[0, -1], [0, 1], [-1, 0], [1, 0]]  # (lists, which the program could change: tuples are taken)
+    return neighbours[np.argmax(g)][1]
 
 
 @pytest.mark.parametrize("fn, error, words", [
     (_made_read_only, cf.UnsupportedError, "flags.writeable"),
     (_named, cf.UnsupportedError, "subclass of numpy.ndarray"),
-    (_list_item_at_the_largest, cf.ConcretizationError, "list indexed by a traced integer")])
+    (_list_item_at_the_largest, cf.ConcretizationError, "list indexed by a traced integer, whose items")])
 def test_python_and_ndarray_features_cofactor_does_not_take_name_themselves(fn, error, words):
     """(A raw AttributeError from cofactor's Flags; 'a traced array cannot become a NumPy array'; a hint
     about storing into a NumPy array made outside.)"""

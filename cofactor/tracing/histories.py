@@ -45,7 +45,7 @@ class History:
         grown = self.items[self.length:]
         if len(grown) != 1 or not self._takes(grown[0], entry, state, written, trip_start):
             return
-        kind = _kind(grown[0])
+        kind = item_kind(grown[0])
         if self.kind is not None and kind != self.kind:
             return
         self.kind = kind
@@ -96,9 +96,13 @@ class History:
         return True
 
 
-def _kind(value) -> tuple:
-    """(shape, dtype, Python number type or None, scalar) of a value a history takes."""
+def item_kind(value) -> tuple | None:
+    """(shape, dtype, Python number type or None, scalar) of a number or a traced array (of static
+    shape); None for anything else."""
     if isinstance(value, TracedArray):
         return value.shape, value.dtype, value.weak, value.scalar
-    weak = type(value) if type(value) in (int, float, complex) else None
-    return (), np.asarray(value).dtype, weak, True
+    if type(value) in (bool, int, float, complex) or isinstance(value, np.generic):
+        dtype = np.asarray(value).dtype
+        return None if dtype == object else ((), dtype, type(value) if type(value) in (bool, int, float, complex)
+                                             else None, True)
+    return None
