@@ -233,12 +233,16 @@ def write_back(arg, buffer):
         np.copyto(arg, np.asarray(buffer))
 
 
-def cut_to_lengths(result: ConcreteArray, lengths) -> ConcreteArray:
-    """An output with run-time extents, at its lengths (NumPy's shape)."""
+def cut_to_lengths(result: ConcreteArray, lengths, as_list=False):
+    """An output with run-time extents, at its lengths (NumPy's shape); ``as_list``: a list of run-time
+    length (numpy/extent_lists.py), a list of its rows."""
     index = [slice(None)] * result.ndim
     for axis, n in lengths:
         index[axis] = slice(0, n)
-    return ConcreteArray.from_numpy(np.asarray(result)[tuple(index)], result.device)
+    cut = np.asarray(result)[tuple(index)]
+    if as_list:
+        return [ConcreteArray.from_numpy(np.asarray(row), result.device) for row in cut]
+    return ConcreteArray.from_numpy(cut, result.device)
 
 
 

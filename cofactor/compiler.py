@@ -327,8 +327,9 @@ class Compiled:
         if self.trace.stores:  # what it left in objects from outside it, as NumPy code leaves it
             outside.apply(self.trace.stores, outputs, arrays, fetched, originals)
         results = [ConcreteArray(b, aval) for b, aval in zip(outputs, self._out_avals)]
-        for k, lengths in self.trace.extents:
-            results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths])
+        for k, lengths, as_list in self.trace.extents:
+            results[k] = cut_to_lengths(results[k], [(axis, int(np.asarray(outputs[j]))) for axis, j in lengths],
+                                        as_list)
         for k, held in self.trace.returned:  # (in order of their places among the output leaves)
             results.insert(k, outside.target(held, originals))
         return results[0] if self._single_output else unflatten(self.trace.out_treedef, results)

@@ -885,14 +885,6 @@ def test_python_int_out_of_range_of_the_loop_dtype_is_numpys_overflow_error():
         cf.jit(f)(np.arange(10, dtype=np.uint8))
 
 
-def collect_positive_indices(a):
-    found = []
-    for i in range(3):
-        if a[i] > 0:              # traced: the list's length depends on the data
-            found.append(i)
-    return found
-
-
 def closures_made_in_a_loop(a):
     fs = []
     for i in range(12):           # past the unroll limit: it cannot stay rolled, it is unrolled
@@ -901,9 +893,7 @@ def closures_made_in_a_loop(a):
 
 
 def test_a_list_that_changes_length_under_a_traced_condition_is_an_error():
-    with pytest.raises(cf.TracingError, match=r"a list changes length in the if at line \d+.*\n.*found.append"):
-        cf.jit(collect_positive_indices)(np.array([1.0, -1.0, 2.0]))
-
+    """(Except a list a loop appends to: test_run_time_lists.py.)"""
     def popped(a, stack):
         if a.sum() > 0:
             stack.pop()

@@ -1036,10 +1036,10 @@ def python_only_loop(x):
 
 
 def indexes_a_list(x):
-    parts = [x * i for i in range(30)]
+    parts = {i: x * i for i in range(30)}
     k, acc = 0, x * 0
     while k < 30:
-        acc = acc + parts[k]              # needs k as a Python int: unrolled, with a warning
+        acc = acc + parts[k]              # needs k as a Python int (a dict key): unrolled, with a warning
         k += 1
     return acc
 

@@ -47,6 +47,12 @@ _ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted
               frozenset)
 
 
+def _collected(items: list, args, kwargs) -> bool:
+    """Whether a rolled loop being traced took ``items.append(*args)`` (tracing/histories.py)."""
+    history = context.current().collecting.get(id(items)) if context.is_tracing() else None
+    return history is not None and len(args) == 1 and not kwargs and history.append(args[0])
+
+
 def _from_numpy(fn) -> bool:
     """A NumPy function or ufunc, which reads the arrays in the lists it is given."""
     return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith("numpy")
@@ -54,6 +60,8 @@ def _from_numpy(fn) -> bool:
 
 @forwards_calls
 def call(fn, *args, **kwargs):
+    if type(getattr(fn, "__self__", None)) is list and fn.__name__ == "append" and _collected(fn.__self__, args, kwargs):
+        return None  # (an append a rolled loop counts: tracing/histories.py)
     if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
         args = tuple(converted(a) if is_user_function(a) else
                      [converted(f) if is_user_function(f) else f for f in a] if fn is np.piecewise and type(a) is list
@@ -70,6 +78,7 @@ def call(fn, *args, **kwargs):
         return constructor(*args, **kwargs)
     if any(fn is f for f in _ITERATING):  # an outside list's items, read as its slots (a class's own __iter__, converted)
         args = tuple(outside.items(a if fn is reversed else _PROTOCOLS.iterated(a)) for a in args)
+        args = tuple(a.as_array() if defers_tracing(a) else a for a in args)  # (sum(out) of a list of run-time length)
     handled = _through_protocols(fn, args, kwargs)
     if handled is not _NOT_HANDLED:
         return handled

@@ -598,6 +598,7 @@ class ControlFlow(ast.NodeTransformer):
         p = self._prefix("for")
         sliced = _sliced_by(node.target, node.body)
         appended = _appended_only(node.body)
+        filters = _appends_under_a_test(node.body, appended)
         item = f"{p}_item"
         node.body = [ast.copy_location(ast.Assign([node.target], _name(item)), node)] + node.body
         if brk:  # iterations after a break do nothing, nor assign the loop variable
@@ -610,7 +611,7 @@ class ControlFlow(ast.NodeTransformer):
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),
-                                   ast.Constant(sliced), _constants(appended)], node)
+                                   ast.Constant(sliced), _constants(appended), ast.Constant(filters)], node)
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
 
 
@@ -626,6 +627,17 @@ def _appended_only(body) -> tuple:
                 and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords:
             appends[call.func.value.id] = appends.get(call.func.value.id, 0) + 1
     return tuple(sorted(name for name, count in appends.items() if uses[name] == count))
+
+
+def _appends_under_a_test(body, names) -> bool:
+    """Whether ``body`` appends to one of ``names`` under an if or a while (a filter: how many values
+    it collects may be known only when the program runs)."""
+    def appends(node):
+        call = node.value if isinstance(node, ast.Expr) else None
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+            and isinstance(call.func.value, ast.Name) and call.func.value.id in names
+    return any(appends(node) for statement in body for test in ast.walk(statement) if isinstance(test, (ast.If, ast.While))
+               for part in test.body + test.orelse for node in ast.walk(part))
 
 
 def _sliced_by(target, body) -> bool:

@@ -32,7 +32,7 @@ from ..errors import (CofactorError, ConcretizationError, InternalError, Tracing
                       located)
 from ..ir.core import OpBudgetExceeded, OutOfScope
 from ..tracing import checks, context, outside
-from ..tracing.array import TracedArray, python_bool
+from ..tracing.array import TracedArray, defers_tracing, python_bool
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
             "pow": "** or pow()", "lshift": "<<", "rshift": ">>", "and": "&", "xor": "^", "or": "|",
@@ -150,6 +150,8 @@ class Protocols:
             return truth
         if own_hook(x, "__len__") is not None and inspect.getattr_static(type(x), "__bool__", None) is None:
             return self.length(x) != 0
+        if defers_tracing(x) and hasattr(type(x), "truth"):  # (a list of run-time length: numpy/extent_lists.py)
+            return x.truth()
         return x
 
     def length(self, x):
@@ -218,6 +220,8 @@ class Protocols:
     def as_array(self, x):
         """``x`` as NumPy converts it: an object of the program's own class by its ``__array__``, converted."""
         hook = own_hook(x, "__array__")
+        if hook is None and defers_tracing(x):
+            return x.as_array()  # (a list of run-time length: the array of its items, numpy/extent_lists.py)
         return self.call(hook, x) if hook is not None else x
 
     def total(self, items, start=0):

@@ -494,15 +494,20 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
-def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False, appended=()):
+def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False, appended=(),
+         filters=False):
     """``broke()`` reads the loop's break flag (None: the loop has no break); ``sliced_by_counter``: the
     body slices with a bound that names the loop variable (``x[:i]``); ``appended``: the names it uses
-    only to append to (a rolled loop may collect their lists: tracing/histories.py)."""
+    only to append to (a rolled loop may collect their lists: tracing/histories.py); ``filters``: it
+    appends to one of them under an if or a while: a loop too short to roll is rolled all the same,
+    since unrolled, an append under a traced condition could not be traced."""
     frame = sys._getframe(1)
-    loop = (get, set_, names, line, Scope(frame, get), broke, rebinds, _appended_lists(frame, appended))
+    lists = _appended_lists(frame, appended, body_fn)
+    loop = (get, set_, names, line, Scope(frame, get), broke, rebinds, lists)
+    rolls = bool(filters and lists)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
-        why = _too_long(n) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
+        why = (rolls or _too_long(n)) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
         if why is not None:
             _python_loop((iterable[i] for i in range(n)), body_fn, broke, line, why or None, n)
         return
@@ -513,7 +518,8 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False)
         return
     if isinstance(iterable, ArrayIteration) and iterable.taken == 0:
-        why = _too_long(iterable.trips) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop)
+        why = (rolls or _too_long(iterable.trips)) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)),
+                                                               *loop)
         if why is None:  # (rolled: used up, or stopped where a traced break left it)
             iterable.taken = iterable.trips if broke is None or not _traced(broke()) else None
             return
@@ -527,7 +533,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         collections.deque(iterable, maxlen=0)
         iterable = rest[taken:]
     why, iterable = False, outside.items(iterable)
-    if isinstance(iterable, range) and _too_long(len(iterable)):
+    if isinstance(iterable, range) and (rolls and len(iterable) or _too_long(len(iterable))):
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:
             why = _in_parts(iterable, body_fn, loop)
         else:
@@ -622,16 +628,27 @@ def _python_loop(iterable, body_fn, broke, line, why=None, trips=None):
                     return
 
 
-def _appended_lists(frame, names) -> list:
-    """The lists of the function's own ``names`` (those its loop only appends to: not a global, nor a
-    variable of a function around it) that no other of its names, nor a function of the program's
-    it made (a closure could read them in the loop), holds."""
+def _appended_lists(frame, names, body_fn) -> list:
+    """(list, rebind) of the function's own ``names`` (those its loop only appends to: not a global, nor
+    a variable of a function around it) that no other of its names, nor a function of the program's it
+    made (a closure could read them in the loop), holds; ``rebind(value)`` binds the name to ``value``
+    (through the cell the loop's body reads it from; None where it has none)."""
     local = frame.f_locals
-    own = [local.get(n) for n in names if n not in frame.f_code.co_freevars]
+    own = [(n, local.get(n)) for n in names if n not in frame.f_code.co_freevars]
     closures = [cell for name, fn in local.items() if isinstance(fn, types.FunctionType)
                 and not name.startswith(GENERATED) for cell in fn.__closure__ or ()]
-    return [v for v in own if type(v) is list and sum(x is v for x in local.values()) == 1
+    cells = dict(zip(body_fn.__code__.co_freevars, body_fn.__closure__ or ()))
+    return [(v, _rebinding(cells.get(n))) for n, v in own if type(v) is list and sum(x is v for x in local.values()) == 1
             and not any(_holds(cell, v) for cell in closures)]
+
+
+def _rebinding(cell):
+    if cell is None:
+        return None
+
+    def rebind(value):
+        cell.cell_contents = value
+    return rebind
 
 
 def _holds(cell, value) -> bool:
@@ -688,7 +705,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
         bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
-    histories = [History(items, trips) for items in appended] if fallback and broke is None else []
+    histories = [History(items, trips, rebind) for items, rebind in appended] if fallback and broke is None else []
 
     def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,

@@ -10,7 +10,7 @@ from . import random  # noqa: F401
 from . import linalg, fft  # noqa: F401
 from . import extras  # noqa: F401
 from . import matrices, statistics, searching  # noqa: F401
-from . import extent_order  # noqa: F401
+from . import extent_order, extent_lists  # noqa: F401
 from . import out
 
 out.register()  # out= for all of them

@@ -297,6 +297,12 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
 
 
 def _array(object, dtype, copy, order, ndmin):
+    if defers_tracing(object) and ndmin <= object.ndim:  # (x[mask], a list of run-time length: numpy/extent.py)
+        if copy is not True and (dtype is None or np.dtype(dtype) == object.dtype):
+            return object
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return object.astype(object.dtype if dtype is None else dtype)
     if copy is not True and _kept(object, dtype, order):
         # ``object`` itself (writes through the result change it), with leading axes as a view
         return object if ndmin <= object.ndim else np.reshape(object, (1,) * (ndmin - object.ndim) + object.shape)

@@ -419,6 +419,10 @@ class Bounded:
             _unsupported(f"ndarray.{name}")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    def as_array(self) -> "Bounded":
+        """What NumPy makes of it (a list of run-time length is a list of its items: numpy/extent_lists.py)."""
+        return self
+
     def valid(self, axes=None) -> Value | None:
         """An i1 array of the data's shape: true in valid lanes along ``axes`` (all bounded axes by default)."""
         return valid_lanes(self.data.shape, self.windows, axes)

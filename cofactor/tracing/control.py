@@ -648,25 +648,30 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
     trace = context.current()
     rotated = []  # [the condition's value before the loop, as an i1 scalar] once the loop is rotated
-    for _ in range(_RETRIES):
-        _add_slot_nodes(layout, bindings)
-        count = trace.count
-        try:
-            _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs, rotated,
-                         ends, hinted, histories, kept)
-            return
-        except _Retry as retry:
-            trace.count = count  # the discarded attempt's operations do not count against the budget
-            for h in histories:
-                if h.needs_buffer:
-                    h.make_buffer()
-                    storages.append(h.buffer)
-            if retry.unhint or retry.refuse:
-                rebinds, adoptable = set(rebinds) - retry.unhint, adoptable - retry.refuse
-                layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
-            if retry.rotate and not rotated:
-                rotated.append(predicate(entered if isinstance(entered, TracedArray) else
-                                         TracedArray(ops.constant(np.array(bool(entered))))))
+    collecting = dict(trace.collecting)  # (the lists its body's appends may go to: histories.py)
+    trace.collecting.update({id(h.items): h for h in histories})
+    try:
+        for _ in range(_RETRIES):
+            _add_slot_nodes(layout, bindings)
+            count = trace.count
+            try:
+                _trace_while(cond_fn, body_fn, bindings, layout, storages, where, attributes, bound, runs, rotated,
+                             ends, hinted, histories, kept)
+                return
+            except _Retry as retry:
+                trace.count = count  # the discarded attempt's operations do not count against the budget
+                for h in histories:
+                    if h.needs_buffer:
+                        replaced = h.make_buffer()
+                        storages[:] = [a for a in storages if not any(a is r for r in replaced)] + h.carried()
+                if retry.unhint or retry.refuse:
+                    rebinds, adoptable = set(rebinds) - retry.unhint, adoptable - retry.refuse
+                    layout, hinted = _loop_layout(bindings, initial, adoptable, rebinds)
+                if retry.rotate and not rotated:
+                    rotated.append(predicate(entered if isinstance(entered, TracedArray) else
+                                             TracedArray(ops.constant(np.array(bool(entered))))))
+    finally:
+        trace.collecting = collecting
     raise located(TracingError(f"{where} could not be traced: the layout of its variables kept changing"))
 
 
@@ -758,6 +763,8 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         seen["trip start"] = serial_now()
         try:
             with Journal() as journal, _traced_anyway(f"the body of {where}") if not runs else contextlib.nullcontext():
+                for h in histories:
+                    h.begin_trip()
                 body_fn()
                 for h in histories:  # (a list it appends a value to per trip: histories.py; the counter is first)
                     h.take(entry[0], entry, bindings.values(), [a for a, _ in journal.written()], seen["trip start"])

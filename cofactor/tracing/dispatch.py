@@ -22,6 +22,7 @@ FUNCTIONS: dict = {}   # numpy function (or method name "ndarray.x") -> implemen
 UFUNCS: dict = {}      # (ufunc, method) -> implementation
 CONSTRUCTORS: dict = {}  # numpy array constructor -> traced version, used by converted user code
 INDEXED: dict = {}     # id of an object NumPy builds arrays by indexing (np.r_, np.c_) -> traced version of that
+MAKERS: dict = {}      # what tracing builds of the NumPy layer's objects -> its constructor (a list of run-time length)
 
 
 def implements(*numpy_functions):

@@ -79,7 +79,8 @@ class Trace:
     implicit_writebacks: list  # (host input index, result index): globals and cells the function wrote
     guards: list           # implicit.Guards: what the globals and cells it read must be at a call
     checks: Checks | None  # its run-time raises and warnings, whose outputs come last (checks.py)
-    extents: list          # (output leaf, [(axis, result index of its length)]): outputs cut to run-time lengths
+    extents: list          # (output leaf, [(axis, result index of its length)], whether a list of its rows):
+    # outputs cut to run-time lengths
     mesh: object = None    # the device mesh the program's sharding constraints name (runtime/sharding.py)
     stores: list = dataclasses.field(default_factory=list)  # outside.Stores: what the function left in objects
     # from outside it, set after each call
@@ -193,7 +194,8 @@ def _output_values(out_leaves):
             values.append(output_value(leaf))
     extents = []
     for k, lengths in cut:
-        extents.append((k, [(axis, len(values) + j) for j, (axis, _) in enumerate(lengths)]))
+        extents.append((k, [(axis, len(values) + j) for j, (axis, _) in enumerate(lengths)],
+                        getattr(type(out_leaves[k]), "delivered_as_list", False)))
         values += [length for _, length in lengths]
     return values, extents
 

@@ -1,0 +1,190 @@
+"""Lists appended to under a traced condition in a loop (a filter): the loop stays rolled, and the
+list has the length the program gives it when it runs (tracing/histories.py, numpy/extent_lists.py).
+Each program runs with NumPy and compiled on inputs that take every path (none kept, some, all)."""
+import copy
+
+import numpy as np
+import pytest
+
+import cofactor as cf
+
+
+def collect_positive_indices(a):
+    found = []
+    for i in range(3):
+        if a[i] > 0:                  # traced: the list's length depends on the data
+            found.append(i)
+    return found
+
+
+def peaks(x):
+    out = []
+    for i in range(1, len(x) - 1):
+        if x[i] > x[i - 1] and x[i] > x[i + 1]:
+            out.append(i)
+    return np.array(out, dtype=np.int64), out
+
+
+def kept_and_doubled(x):
+    vals = [0.0]                      # an item before the loop: a Python float among NumPy scalars
+    for v in x:
+        if v > 0:
+            vals.append(v)
+        elif v < -1:
+            vals.append(v * 2)
+    return len(vals), sum(vals), np.mean(vals), vals[-1], vals[0]
+
+
+def largest_kept(x, t):
+    hits = []
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            hits.append(x[i] * 2)
+    if hits:
+        m = max(hits)
+    else:
+        m = -1.0
+    return m, len(hits), np.sum(hits)
+
+
+def rows_kept(m):
+    keep = []
+    for i in range(m.shape[0]):
+        if m[i].sum() > 0:
+            keep.append(m[i] * 1.0)   # a new array each trip
+    return keep, len(keep)
+
+
+def primes_below(n_arr):
+    flags = np.ones(n_arr.shape[0], dtype=bool)
+    flags[:2] = False
+    for k in range(2, n_arr.shape[0]):
+        flags[2 * k::k] = False       # (k a Python int: the loop unrolls, unroll=30)
+    primes = []
+    for k in range(n_arr.shape[0]):
+        if flags[k] and n_arr[k] >= 0:
+            primes.append(k)
+    total = 0
+    for p in primes:                  # a loop over the list: its run-time length
+        total += p
+    return primes, total
+
+
+def run_lengths(x):
+    values, counts = [], []
+    cur, cnt = x[0], 1
+    for v in x[1:]:
+        if v == cur:
+            cnt += 1
+        else:
+            values.append(cur)
+            counts.append(cnt)
+            cur, cnt = v, 1
+    values.append(cur)                # after the loop: at its run-time end
+    counts.append(cnt)
+    return np.array(values), np.array(counts)
+
+
+def two_lists(x):
+    small, large = [], []
+    for i in range(x.shape[0]):
+        if abs(x[i]) < 0.5:
+            small.append(x[i])
+        else:
+            large.append(i)
+            large.append(-i)          # two appends in one trip
+    return np.array(small, dtype=np.float64), large, (small[0] if small else 0.0)
+
+
+def _inputs(rng, shape):
+    return [rng.normal(size=shape), np.abs(rng.normal(size=shape)) + 0.6, -np.abs(rng.normal(size=shape)) - 2]
+
+
+def _same(want, got, where):
+    if isinstance(want, (list, tuple)):
+        assert type(got) is type(want) and len(got) == len(want), (where, want, got)
+        for w, g in zip(want, got):
+            _same(w, g, where)
+        return
+    w, g = np.asarray(want), np.asarray(got)
+    assert g.shape == w.shape, (where, want, got)
+    assert g.dtype == w.dtype or w.dtype.kind == g.dtype.kind == "f" and not isinstance(want, np.ndarray), \
+        (where, w.dtype, g.dtype)
+    np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=where)
+
+
+@pytest.mark.parametrize("fn", [collect_positive_indices, peaks, kept_and_doubled, rows_kept, run_lengths, two_lists],
+                         ids=lambda fn: fn.__name__)
+def test_a_list_a_loop_appends_to_under_a_traced_condition(fn):
+    rng = np.random.default_rng(7)
+    compiled = cf.jit(fn)
+    for x in _inputs(rng, (5, 3) if fn is rows_kept else 12):
+        if fn is run_lengths:
+            x = np.round(x)
+        want, got = fn(copy.deepcopy(x)), compiled(copy.deepcopy(x))
+        _same(want, got, fn.__name__)
+    assert len(compiled.cache) == 1
+
+
+def test_the_list_counts_in_a_short_loop_and_tests_as_a_list():
+    compiled = cf.jit(largest_kept)
+    for x, t in [(np.array([0.1, 0.9, 0.7]), 0.5), (np.array([0.1, 0.2, 0.3]), 0.5)]:
+        _same(largest_kept(x, t), compiled(x, t), "largest_kept")
+
+
+def test_a_list_of_primes_by_a_sieve():
+    n = np.zeros(30)
+    n[[5, 7]] = -1.0
+    _same(primes_below(n), cf.jit(primes_below, unroll=30)(n), "primes_below")
+
+
+def test_the_loop_stays_one_rolled_loop():
+    mlir = cf.compile(peaks, np.zeros(40)).mlir
+    assert mlir.count("stablehlo.while") == 1
+
+
+def concatenated(x):
+    out = []
+    for v in x:
+        if v > 0:
+            out.append(v)
+    return out + [1.0]
+
+
+def compared(x):
+    out = []
+    for v in x:
+        if v > 0:
+            out.append(v)
+    return out == []
+
+
+def popped(x):
+    out = []
+    for v in x:
+        if v > 0:
+            out.append(v)
+    return out.pop()
+
+
+@pytest.mark.parametrize("fn, words", [(concatenated, r"operator \+"), (compared, "operator =="),
+                                       (popped, r"list.pop\(\)")], ids=lambda v: getattr(v, "__name__", ""))
+def test_python_list_operations_on_it_are_a_clear_error(fn, words):
+    """As an array's, they would give another answer (+ adds, == compares items)."""
+    with pytest.raises(cf.UnsupportedError, match=f"{words} of a list whose length is known only when"):
+        cf.jit(fn)(np.arange(-2.0, 3.0))
+
+
+def test_an_empty_list_of_arrays_made_an_array_is_an_error_when_it_runs():
+    """NumPy's np.array([]) has shape (0,), not (0, 3)."""
+    def f(m):
+        keep = []
+        for i in range(m.shape[0]):
+            if m[i].sum() > 0:
+                keep.append(m[i] * 1.0)
+        return np.array(keep)
+    compiled = cf.jit(f)
+    m = np.ones((4, 3))
+    np.testing.assert_array_equal(compiled(m), f(m))
+    with pytest.raises(cf.UnsupportedError, match=r"NumPy's has shape \(0,\)"):
+        compiled(-m)
