@@ -247,6 +247,38 @@ def test_a_builtin_the_users_code_calls_raises_pythons_error_not_an_internal_one
     assert str(got.value) == str(want.value) and not isinstance(got.value, cf.InternalError)
 
 
+def _range_of_a_quotient(t_end, dt):
+    y = 0.0
+    for i in range(float(t_end[0]) / dt):   # a traced Python float: not a range of its truncated value
+        y += dt
+    return y
+
+
+def _range_of_half_the_length(x, dt):
+    return [i for i in range(len(x) / 2)]
+
+
+def _range_of_an_element(x, dt):
+    return sum(1 for i in range(x[0]))
+
+
+def _range_of_a_slice(x, dt):
+    for i in range(x[:1]):
+        dt = dt + 1
+    return dt
+
+
+@pytest.mark.parametrize("fn", [_range_of_a_quotient, _range_of_half_the_length, _range_of_an_element,
+                                _range_of_a_slice])
+def test_range_of_a_float_is_pythons_type_error(fn):
+    args = (np.array([2.5, 1.0]), 0.3)
+    with pytest.raises(TypeError) as want:
+        fn(*args)
+    with pytest.raises(TypeError) as got:
+        cf.jit(fn)(*args)
+    assert str(got.value).splitlines()[0] == str(want.value) and __file__ in str(got.value)
+
+
 def test_a_ufunc_of_another_library_is_named_by_its_module():
     special = pytest.importorskip("scipy.special")
     with pytest.raises(cf.UnsupportedError, match=r"scipy\.special\.erf is not supported"):

@@ -486,12 +486,24 @@ class ArrayIteration:
 
 
 def range_(*args):
+    for a in args:  # (a float or an array of one: Python's TypeError, not a range of its truncated value)
+        if isinstance(a, TracedArray) and (a.dtype.kind not in "iub" or a.ndim):
+            raise located(TypeError("only integer scalar arrays can be converted to a scalar index"
+                                    if a.stands_for() is np.ndarray else
+                                    f"'{_type_name(a.stands_for())}' object cannot be interpreted as an integer"))
     if not any(_traced(a) for a in args):
-        return range(*args)
+        try:
+            return range(*args)
+        except TypeError as e:
+            raise located(e) from None
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
     if _traced(step):
         raise TracingError("range() with a traced step is not supported; its direction must be known")
     return TracedRange(start, stop, step)
+
+
+def _type_name(t: type) -> str:
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False, appended=(),
