@@ -125,3 +125,79 @@ def test_the_global_generators_other_distributions_are_refused_not_drawn_once(dr
     """(NumPy drew them while tracing: the same numbers at every call, with a warning.)"""
     with pytest.raises(cf.UnsupportedError, match=f"numpy.random.{draw.__name__[1:]} is not supported"):
         cf.jit(draw)(np.ones(3))
+
+
+def test_choice_without_replacement_follows_p():
+    """Successive draws in proportion to p among the items left: the pairs' frequencies are NumPy's."""
+    p = np.array([0.1, 0.2, 0.7])
+    pick = cf.jit(lambda rng, p: rng.choice(3, size=2, replace=False, p=p))
+    rng, ref = np.random.default_rng(3), np.random.default_rng(4)
+    got = np.array([np.asarray(pick(rng, p)) for _ in range(3000)])
+    want = np.array([ref.choice(3, size=2, replace=False, p=p) for _ in range(3000)])
+    frequencies = [[np.mean((s[:, 0] == i) & (s[:, 1] == j)) for i in range(3) for j in range(3)] for s in (got, want)]
+    np.testing.assert_allclose(*frequencies, atol=0.035)   # (NumPy's: about 0.02, 0.08, 0.03, 0.17, 0.23, 0.47)
+
+
+def _draw_types(x, rng):
+    return (x * rng.random(), x * rng.standard_normal(), x * rng.normal(), x * rng.uniform(), x * rng.exponential(),
+            x * rng.choice(5), x * rng.integers(5), x * np.random.randint(5), x * np.random.normal(),
+            isinstance(rng.random(), float), isinstance(rng.choice(5), int), isinstance(rng.choice(x), np.float32))
+
+
+def test_one_draw_is_a_python_number_as_numpys():
+    """(A float32 array times a NumPy float64 draw was float64.)"""
+    x = np.ones(2, np.float32)
+    want, got = _draw_types(x, np.random.default_rng(0)), cf.jit(_draw_types)(x, np.random.default_rng(0))
+    for w, g in zip(want, got):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+    assert [bool(g) for g in got[-3:]] == [True, True, True]
+
+
+def _bootstrap(rng, x):
+    return rng.integers(0, len(x[x > 0]), size=3)
+
+
+@pytest.mark.parametrize("draw, message", [
+    (lambda rng, x: rng.integers(5, 5, size=3), "low >= high"),
+    (lambda rng, x: rng.integers(x.shape[0], 2, endpoint=True), "low > high"),
+    (lambda rng, x: rng.normal(0.0, x[0]), "scale < 0"),
+    (lambda rng, x: rng.exponential(x), "scale < 0"),
+    (lambda rng, x: rng.uniform(1.0, x[0]), "high - low < 0"),
+    (lambda rng, x: rng.choice(2, p=np.abs(x[:2])), "Probabilities do not sum to 1"),
+    (lambda rng, x: rng.choice(2, p=np.array([1.0, 0.0]) + x[:2] * 0.5), "Probabilities are not non-negative"),
+    (lambda rng, x: rng.choice(3, size=2, replace=False, p=np.array([1.0, 0.0, 0.0]) + x[:3] * 0), "Fewer non-zero"),
+    (lambda rng, x: rng.choice(x[:0]), "a cannot be empty"),
+])
+def test_numpys_argument_errors_of_the_distributions(draw, message):
+    x = -np.ones(3)
+    with pytest.raises(ValueError, match=message):
+        draw(np.random.default_rng(0), x)
+    with pytest.raises(ValueError, match=message):
+        cf.jit(draw)(np.random.default_rng(0), x)
+
+
+def test_an_empty_range_of_run_time_length_is_numpys_error_when_the_function_runs():
+    f = cf.jit(_bootstrap)
+    assert np.asarray(f(np.random.default_rng(0), np.ones(4))).max() < 4
+    with pytest.raises(ValueError, match="high <= 0"):
+        f(np.random.default_rng(0), -np.ones(4))
+
+
+def test_a_random_state_argument_advances_at_every_call():
+    """(It drew once, when traced: every call returned the same numbers.)"""
+    def noise(rs, n):
+        return rs.normal(size=n), rs.randint(0, 10, size=2), rs.rand(2), rs.randn(), rs.random_sample(2)
+    f, rs = cf.jit(noise), np.random.RandomState(0)
+    first, second = [np.asarray(f(rs, 3)[0]) for _ in range(2)]
+    assert not np.array_equal(first, second) and len(f.cache) == 1
+    np.testing.assert_array_equal(np.asarray(f(np.random.RandomState(0), 3)[0]), first)
+    with pytest.raises(cf.UnsupportedError, match="RandomState.poisson"):
+        cf.jit(lambda rs: rs.poisson(3))(rs)
+
+
+def test_default_rng_of_a_generator_is_that_generator():
+    def simulate(n, seed=None):
+        rng = np.random.default_rng(seed)
+        return rng.standard_normal(n)
+    f, rng = cf.jit(simulate), np.random.default_rng(0)
+    assert not np.array_equal(np.asarray(f(3, rng)), np.asarray(f(3, rng)))

@@ -19,6 +19,7 @@ from ..ir import ops
 from ..ir.types import TensorType
 from ..tracing import context
 from ..tracing.array import TracedArray
+from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import CONSTRUCTORS, constructs
 from ._core import asarray, full, value, with_value_bounds, wrap
 
@@ -72,7 +73,7 @@ class TracedGenerator:
 
     def random(self, size=None, dtype=np.float64, out=None):
         _no_out("random", out)
-        return wrap(self._unit(_size(size), np.dtype(dtype)))
+        return _one(wrap(self._unit(_size(size), np.dtype(dtype))), size, float)
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
         _no_out("standard_normal", out)
@@ -80,30 +81,40 @@ class TracedGenerator:
         u = self._unit(shape, dtype, open_low=True)  # in (0, 1): erfinv(2u - 1) is finite
         centered = ops.binary("stablehlo.subtract", ops.binary("stablehlo.multiply", u, full(shape, 2, dtype)),
                               full(shape, 1, dtype))
-        return wrap(ops.binary("stablehlo.multiply", ops.unary("chlo.erf_inv", centered),
-                               full(shape, math.sqrt(2), dtype)))
+        return _one(wrap(ops.binary("stablehlo.multiply", ops.unary("chlo.erf_inv", centered),
+                                    full(shape, math.sqrt(2), dtype))), size, float)
 
     def _scaled(self, draw, loc, scale, size):
         shape = _size(size) if size is not None else np.broadcast_shapes(np.shape(loc), np.shape(scale))
-        return np.add(np.multiply(draw(shape), scale), loc)
+        return _one(np.add(np.multiply(draw(shape), scale), loc), size, float)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
+        _check(np.less(scale, 0), "scale < 0")
         return self._scaled(self.standard_normal, loc, scale, size)
 
     def uniform(self, low=0.0, high=1.0, size=None):
-        return self._scaled(self.random, low, np.subtract(high, low), size)
+        span = np.subtract(high, low)
+        _check(np.less(span, 0), "high - low < 0")
+        return self._scaled(self.random, low, span, size)
 
     def standard_exponential(self, size=None, dtype=np.float64, method="zig", out=None):
         _no_out("standard_exponential", out)
-        u = self.random(size, dtype)
-        return np.negative(np.log1p(np.negative(u)))
+        u = wrap(self._unit(_size(size), np.dtype(dtype)))
+        return _one(np.negative(np.log1p(np.negative(u))), size, float)
 
     def exponential(self, scale=1.0, size=None):
+        _check(np.less(scale, 0), "scale < 0")
         return self._scaled(self.standard_exponential, 0.0, scale, size)
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         if high is None:
             low, high = 0, low
+        empty = np.greater(low, high) if endpoint else np.greater_equal(low, high)
+        if np.ndim(low) == 0 and np.ndim(high) == 0:  # (NumPy's message names high alone where low is 0)
+            at_zero = np.equal(low, 0)
+            _check(np.logical_and(empty, at_zero), "high < 0" if endpoint else "high <= 0")
+            empty = np.logical_and(empty, np.logical_not(at_zero))
+        _check(empty, "low > high" if endpoint else "low >= high")
         if endpoint:
             high = np.add(high, 1)
         shape = _size(size) if size is not None else np.broadcast_shapes(np.shape(low), np.shape(high))
@@ -113,7 +124,7 @@ class TracedGenerator:
         drawn = np.add(wrap(ops.convert(offset, np.int64)), low).astype(dtype)
         if isinstance(low, numbers.Integral) and isinstance(high, numbers.Integral) and low < high:
             drawn = with_value_bounds(drawn, int(low), int(high) - 1)
-        return drawn
+        return _one(drawn, size, None)
 
     def permutation(self, x, axis=0):
         if axis != 0:
@@ -134,11 +145,29 @@ class TracedGenerator:
         population = asarray(np.arange(a) if isinstance(a, numbers.Integral) else a)
         n = np.shape(population)[0]
         shape = _size(size)
+        count = int(np.prod(shape, dtype=np.int64))
+        if n == 0 and count:
+            raise ValueError("a cannot be empty unless no samples are taken")
+        if p is not None:
+            p = asarray(p).astype(np.float64)
+            if p.ndim != 1:
+                raise ValueError("p must be 1-dimensional")
+            if p.shape[0] != n:
+                raise ValueError("a and p must have same size")
+            total = np.sum(p)
+            _check(np.isnan(total), "Probabilities contain NaN")
+            _check(np.less(p, 0), "Probabilities are not non-negative")
+            _check(np.greater(np.abs(np.subtract(total, 1.0)), math.sqrt(np.finfo(np.float64).eps)),
+                   "Probabilities do not sum to 1. See Notes section of docstring for more information.")
         if not replace:
-            count = int(np.prod(shape, dtype=np.int64))
             if count > n:
                 raise ValueError("Cannot take a larger sample than population when replace is False")
-            picks = np.reshape(self.permutation(n)[:count], shape)
+            if p is None:
+                picks = np.reshape(self.permutation(n)[:count], shape)
+            else:  # successive draws in proportion to p among those left: the largest keys log(u) / p
+                _check(np.less(np.count_nonzero(np.greater(p, 0)), count), "Fewer non-zero entries in p than size")
+                keys = np.divide(np.log(wrap(self._unit((n,), open_low=True))), p)
+                picks = np.reshape(np.argsort(np.negative(keys), kind="stable")[:count], shape)
         elif p is None:
             picks = self.integers(0, n, size=shape)
         else:  # inverse transform sampling: how many cumulative probabilities lie at or below u
@@ -146,7 +175,27 @@ class TracedGenerator:
             u = np.multiply(self.random(shape), cdf[-1])
             picks = np.sum(np.expand_dims(u, -1) >= cdf, axis=-1)
             picks = np.minimum(picks, n - 1)
-        return np.take(population, picks, axis=0)
+        return _one(np.take(population, picks, axis=0), size, int if isinstance(a, numbers.Integral) else None)
+
+
+def _check(failed, message):
+    """NumPy's ValueError where an element of ``failed`` holds: now where it is known, else when the program runs."""
+    failed = np.any(failed)
+    if isinstance(failed, TracedArray):
+        numpy_error_if(ops.reshape(failed.value, ()), lambda: ValueError(message))
+    elif failed:
+        raise ValueError(message)
+
+
+def _one(drawn, size, python):
+    """A draw with no ``size`` of scalar parameters: NumPy's Python number (``python``: float for the
+    continuous distributions, whatever their dtype; int for ``choice`` of an int), else its NumPy scalar."""
+    if size is not None or not isinstance(drawn, TracedArray) or drawn.ndim:
+        return drawn
+    v = ops.reshape(drawn.value, ())
+    if python is float:
+        return TracedArray(ops.convert(v, np.float64), scalar=True, weak=float)
+    return TracedArray(v, scalar=True, weak=python)
 
 
 def _no_out(name, out):
@@ -154,13 +203,43 @@ def _no_out(name, out):
         raise UnsupportedError(f"Generator.{name}(..., out=...) is not supported")
 
 
+class TracedRandomState(TracedGenerator):
+    """What user code sees in place of a ``numpy.random.RandomState`` passed in: its legacy methods
+    (``rand``, ``randn``, ``randint``, ``random_sample``, and the Generator methods they share)."""
+
+    def __getattr__(self, name):
+        if not name.startswith("_") and hasattr(np.random.RandomState, name):
+            raise located(UnsupportedError(f"numpy.random.RandomState.{name} is not supported in compiled code yet; "
+                                           "draw uniform or normal numbers and transform them, or call it outside"))
+        raise AttributeError(f"'numpy.random.RandomState' object has no attribute {name!r}")
+
+    def rand(self, *shape):
+        return self.random(shape or None)
+
+    def randn(self, *shape):
+        return self.standard_normal(shape or None)
+
+    def random_sample(self, size=None):
+        return self.random(size)
+
+    def randint(self, low, high=None, size=None, dtype=int):
+        drawn = self.integers(low, high, size, np.int64 if dtype is int else dtype)
+        return _one(drawn, size, int) if dtype is int else drawn
+
+
 def _generator_argument(generator, fetch):
     """A Generator passed to a compiled function, or read from a global or an object's attribute: a
-    fresh key from it at every call."""
-    return TracedGenerator(context.current().host_input(_KEY, lambda leaves: _draw_key(fetch(leaves).bit_generator)))
+    fresh key from it at every call (a RandomState's too: the same distributions, not its stream)."""
+    kind = TracedRandomState if isinstance(generator, np.random.RandomState) else TracedGenerator
+    return kind(context.current().host_input(_KEY, lambda leaves: _draw_key(_bits_of(fetch(leaves)))))
+
+
+def _bits_of(generator):
+    return generator._bit_generator if isinstance(generator, np.random.RandomState) else generator.bit_generator
 
 
 context.STATEFUL_TYPES[np.random.Generator] = _generator_argument
+context.STATEFUL_TYPES[np.random.RandomState] = _generator_argument
 
 
 def _seeded_key(seed):
@@ -173,6 +252,8 @@ def _seeded_key(seed):
 
 @constructs(np.random.default_rng)
 def default_rng(seed=None):
+    if isinstance(seed, TracedGenerator):  # (NumPy's default_rng of a Generator is that Generator)
+        return seed
     if seed is None:  # fresh entropy at every call, as NumPy
         return TracedGenerator(context.current().host_input(
             _KEY, lambda leaves: _draw_key(np.random.default_rng().bit_generator)))
@@ -211,7 +292,7 @@ for _name in ["uniform", "normal", "standard_normal", "exponential", "standard_e
 
 @constructs(np.random.randint)
 def randint(low, high=None, size=None, dtype=int):
-    return _global().integers(low, high, size, dtype)
+    return TracedRandomState.randint(_global(), low, high, size, dtype)
 
 
 def _refused(name):

@@ -403,6 +403,10 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
         options["signature"] = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
     with numpy_rules():
         loop = ufunc.resolve_dtypes(types, **options)
+        if any(dt == object for dt in loop) and all(isinstance(t, type) for t in types[:ufunc.nin]):
+            # Python numbers alone (a comparison of two traced Python ints): NumPy makes arrays of them first
+            loop = ufunc.resolve_dtypes(tuple(np.asarray(t()).dtype for t in types[:ufunc.nin]) + types[ufunc.nin:],
+                                        **options)
     if ufunc in _COMPARISONS and (result := _out_of_range_comparison(ufunc, inputs, loop)) is not None:
         return result
     if ufunc in _COMPARISONS and any(_traced_python_int(x) for x in inputs) and all(dt.kind in "iu" for dt in loop[:2]):
