@@ -1743,3 +1743,33 @@ def test_an_attribute_made_under_a_traced_branch_is_a_clear_error():
     with pytest.raises(cf.TracingError, match=r"the attribute \.v of a _Settings .* is made in the if"):
         cf.jit(_makes_an_attribute_in_a_branch)(s, np.array([-1.0, 2.0]))
     assert not hasattr(s, "v")
+
+
+class _OnlyLess:
+    def __init__(self, x):
+        self.x = x
+
+    def __lt__(self, other):
+        return self.x < other.x
+
+
+class _OnlyGreater:
+    def __init__(self, x):
+        self.x = x
+
+    def __gt__(self, other):
+        return self.x > other.x
+
+
+def _reflected_comparisons(a):
+    best = max([_OnlyLess(3), _OnlyLess(1), _OnlyLess(2)])   # (max compares item > best: __lt__ reflected)
+    return best.x, _OnlyLess(a[0]) > _OnlyLess(a[1]), _OnlyGreater(a[0]) < _OnlyGreater(a[1]), \
+        _OnlyLess(1) > _OnlyLess(0)
+
+
+def test_a_comparison_of_two_objects_of_one_class_tries_the_reflected_method():
+    """Python tries b < a for a > b also between objects of one class (not so for arithmetic)."""
+    for a in (np.array([1.0, 2.0]), np.array([4.0, -1.0])):
+        want, got = _reflected_comparisons(a), cf.jit(_reflected_comparisons)(a)
+        for w, g in zip(want, got):
+            assert np.asarray(g) == w and np.asarray(g).dtype == np.asarray(w).dtype

@@ -80,13 +80,14 @@ class Protocols:
 
     def _dispatch(self, forward, reflected, a, b, comparison=False):
         """Python's binary dispatch: ``a.forward(b)``, then ``b.reflected(a)`` (first where ``b``'s
-        class is a subclass of ``a``'s that overrides it, or any subclass for a ``comparison``);
+        class is a subclass of ``a``'s that overrides it, or any subclass for a ``comparison``; for
+        operands of one class, only a ``comparison`` has a reflected try, ``b < a`` for ``a > b``);
         NotImplemented where neither takes it."""
         first, second = (a, forward, b), (b, reflected, a)
         if type(b) is not type(a) and isinstance(b, type(a)) and (comparison or inspect.getattr_static(
                 type(b), reflected, None) is not inspect.getattr_static(type(a), reflected, None)):
             first, second = second, first
-        for obj, name, other in (first, second) if type(a) is not type(b) else (first,):
+        for obj, name, other in (first, second) if type(a) is not type(b) or comparison else (first,):
             method = self.method(obj, name)
             if method is not None:
                 result = method(other)
