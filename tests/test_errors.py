@@ -268,9 +268,17 @@ def _range_of_a_slice(x, dt):
     return dt
 
 
+def _float_of_a_slice(x, dt):
+    return float(x[1:2]) + dt
+
+
+def _int_of_an_array(x, dt):
+    return int(x) + 1
+
+
 @pytest.mark.parametrize("fn", [_range_of_a_quotient, _range_of_half_the_length, _range_of_an_element,
-                                _range_of_a_slice])
-def test_range_of_a_float_is_pythons_type_error(fn):
+                                _range_of_a_slice, _float_of_a_slice, _int_of_an_array])
+def test_range_of_a_float_and_a_number_of_an_array_are_pythons_type_errors(fn):
     args = (np.array([2.5, 1.0]), 0.3)
     with pytest.raises(TypeError) as want:
         fn(*args)

@@ -284,6 +284,9 @@ class TracedArray:
         return known
 
     def _concrete(self, what):
+        if self.ndim:  # (NumPy's error, whatever the values)
+            raise located(TypeError("only integer scalar arrays can be converted to a scalar index" if what == "index"
+                                    else "only 0-dimensional arrays can be converted to Python scalars"))
         known = self.known()
         if known is not None:  # (for size in 2 ** np.arange(3): np.arange(0, n, size) takes it)
             return {"float": float, "int": int, "complex": complex, "index": operator.index}[what](known[()])
