@@ -335,6 +335,8 @@ def test_numpy_submodules_that_cofactor_does_not_trace_are_named():
             cf.jit(fn)(np.arange(3.0))
     with pytest.raises(cf.UnsupportedError, match=r"numpy.polynomial.\w+ is not supported"):
         cf.jit(lambda x: np.polynomial.Polynomial(x)(2.0))(np.arange(3.0))
+    with pytest.raises(cf.UnsupportedError, match=r"^numpy.matrix is not supported"):  # (it was named numpy.ma)
+        cf.jit(lambda x: np.asarray(np.matrix(x) * np.matrix(x)))(np.eye(2))
 
 
 def test_a_dict_looked_up_with_a_traced_key_is_a_clear_error():

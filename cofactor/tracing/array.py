@@ -409,23 +409,24 @@ def make_stale(owner, message):
     owner.stale = message
 
 
-_UNTRACED_MODULES = [("numpy.ma", "numpy.ma"), ("numpy.polynomial", "numpy.polynomial")]
+_UNTRACED_MODULES = {"numpy.ma": "numpy.ma", "numpy.polynomial": "numpy.polynomial", "numpy.matrixlib": "numpy.matrix"}
 _UNTRACED_OBJECTS = {"RClass": "numpy.r_", "CClass": "numpy.c_", "vectorize": "numpy.vectorize"}  # (by class)
 
 
 def _library_caller() -> str | None:
-    """The function of a NumPy submodule cofactor does not trace (np.ma, np.polynomial: they do not
-    dispatch to it) that the user called and that asked for a traced array's values; None from
+    """The function of a NumPy submodule cofactor does not trace (np.ma, np.polynomial, np.matrix: they
+    do not dispatch to it) that the user called and that asked for a traced array's values; None from
     elsewhere."""
     frame, found = sys._getframe(2), None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        shown = next((name for prefix, name in _UNTRACED_MODULES if module.startswith(prefix)), None)
+        shown = next((name for prefix, name in _UNTRACED_MODULES.items()
+                      if module == prefix or module.startswith(prefix + ".")), None)
         instance = type(frame.f_locals.get("self")).__name__ if module.startswith("numpy") else None
         if instance in _UNTRACED_OBJECTS:
             found = _UNTRACED_OBJECTS[instance]
         elif shown is not None:
-            found = f"{shown}.{frame.f_code.co_name}"
+            found = shown if frame.f_code.co_name == "__new__" else f"{shown}.{frame.f_code.co_name}"
         elif found is not None or not module.startswith("numpy"):
             return found
         frame = frame.f_back
