@@ -454,9 +454,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     ax = axis_index(axis, rank)
     for i, v in enumerate(vs[1:], 1):
         if v.type.rank != rank:
-            raise ValueError("all the input array dimensions except for the concatenation axis must match "
-                             f"exactly, but along dimension 0, the array at index 0 has {rank} dimension(s) "
-                             f"and the array at index {i} has {v.type.rank} dimension(s)")
+            raise ValueError(f"all the input arrays must have same number of dimensions, but the array at index 0 "
+                             f"has {rank} dimension(s) and the array at index {i} has {v.type.rank} dimension(s)")
         for d in range(rank):
             if d != ax and v.shape[d] != vs[0].shape[d]:
                 raise ValueError("all the input array dimensions except for the concatenation axis must match "
@@ -623,6 +622,8 @@ def repeat(a, repeats, axis=None):
         v, ax = ops.reshape(v, (v.type.size,)), 0
     else:
         ax = axis_index(axis, v.type.rank)
+    if isinstance(repeats, (float, np.floating)):  # (a float scalar is truncated, as NumPy's int() of it; a 0-d array is not)
+        repeats = int(repeats)
     counts = np.broadcast_to(np.asarray(repeats), (v.shape[ax],))
     if counts.dtype.kind not in "iu" and counts.dtype != bool:
         raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') according to the rule 'safe'")
