@@ -188,3 +188,27 @@ def test_an_empty_list_of_arrays_made_an_array_is_an_error_when_it_runs():
     np.testing.assert_array_equal(compiled(m), f(m))
     with pytest.raises(cf.UnsupportedError, match=r"NumPy's has shape \(0,\)"):
         compiled(-m)
+
+
+def columns_but_one(x, k):
+    cols = []
+    for j in range(x.shape[1]):
+        if j != k:                    # the counter alone: decided as Python, the loop unrolled
+            cols.append(j)
+    return np.zeros(len(cols)) + x[:, cols].sum()
+
+
+def every_third(x):
+    ev = []
+    for i in range(20):
+        if i % 3 == 0:
+            ev.append(x[i % 4])
+    return np.zeros(len(ev)), np.array(ev)
+
+
+def test_a_list_appended_to_under_ifs_on_the_loop_counter_alone_keeps_its_static_length():
+    """(Its length sizes another array, as in NumPy.)"""
+    x = np.arange(15.0).reshape(3, 5)
+    _same(columns_but_one(x, 2), cf.jit(columns_but_one)(x, 2), "columns_but_one")
+    with pytest.warns(cf.UnrolledLoopWarning):
+        _same(every_third(x[0]), cf.jit(every_third)(x[0]), "every_third")

@@ -519,7 +519,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
     rolls = bool(filters and lists)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
-        why = (rolls or _too_long(n)) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop)
+        why = (rolls or _too_long(n)) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop, warn=_too_long(n))
         if why is not None:
             _python_loop((iterable[i] for i in range(n)), body_fn, broke, line, why or None, n)
         return
@@ -531,7 +531,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         return
     if isinstance(iterable, ArrayIteration) and iterable.taken == 0:
         why = (rolls or _too_long(iterable.trips)) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)),
-                                                               *loop)
+                                                               *loop, warn=_too_long(iterable.trips))
         if why is None:  # (rolled: used up, or stopped where a traced break left it)
             iterable.taken = iterable.trips if broke is None or not _traced(broke()) else None
             return
@@ -549,7 +549,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:
             why = _in_parts(iterable, body_fn, loop)
         else:
-            why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop)
+            why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, warn=_too_long(len(iterable)))
     if why is not None:
         _python_loop(iterable, body_fn, broke, line, why or None)
 
@@ -671,7 +671,7 @@ def _holds(cell, value) -> bool:
 
 
 def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, appended=(),
-            fallback=True) -> str | None:
+            fallback=True, warn=True) -> str | None:
     """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter
     traced; None when it did.
 
@@ -727,7 +727,7 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     if not fallback:
         roll()
         return None
-    return _attempt(line, scope, roll)
+    return _attempt(line, scope, roll, warn)
 
 
 class _PythonNumbers(Exception):
@@ -748,9 +748,10 @@ def _python_numbers_only(state, body, check_state) -> bool:
     return all(id(v) in own or id(v) in arguments and v.shape == () for op in body.walk() for v in op.operands)
 
 
-def _attempt(line, scope, roll) -> str | None:
-    """``roll()`` the loop at ``line``; None when it did, else why it could not (warned: the caller
-    runs the loop as Python, and the attempt's operations are not part of the program).  Any error
+def _attempt(line, scope, roll, warn=True) -> str | None:
+    """``roll()`` the loop at ``line``; None when it did, else why it could not (warned, unless not
+    ``warn``, a loop short enough to unroll anyway: the caller runs the loop as Python, and the
+    attempt's operations are not part of the program).  Any error
     counts: Python code in the body that needs the loop's numbers as numbers (``d[i]``, ``"%d" % i``)
     runs as written once the loop is unrolled; an error of the program's own is raised there again."""
     trace = context.current()
@@ -770,9 +771,10 @@ def _attempt(line, scope, roll) -> str | None:
         reason = str(error).splitlines()[0] if isinstance(error, TracingError) else (
             f"its body raised {type(error).__name__}({str(error).splitlines()[0] if str(error) else ''}) "
             "with the loop's numbers traced")
-        warnings.warn_explicit(
-            f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "
-            f"while cofactor tried to keep it one rolled loop) because {reason}", UnrolledLoopWarning,
-            scope.frame.f_code.co_filename, line)
+        if warn:
+            warnings.warn_explicit(
+                f"cofactor: the loop at line {line} is unrolled (traced once per iteration; its body already ran once "
+                f"while cofactor tried to keep it one rolled loop) because {reason}", UnrolledLoopWarning,
+                scope.frame.f_code.co_filename, line)
         return reason
     return None

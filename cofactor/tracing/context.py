@@ -86,6 +86,7 @@ class TraceContext(Builder):
         self.journals: list = []   # open mutation journals, innermost last
         self.running: list = []    # i1 running flags of the loops being traced (None: no bound)
         self.collecting: dict = {}  # id of a list the rolled loops being traced collect -> its histories.History
+        self.predicates: list = []  # the i1 predicates of the traced ifs whose branches are being traced
         self.modes: list = []      # differentiation modes around the code being traced (True: reverse)
         self.arguments: set = set()  # ids of the arrays the caller passed in (their updates go back)
         self.root_frame = None       # the frame that started the trace: scans of the program stop there

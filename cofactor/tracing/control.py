@@ -412,7 +412,11 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     kept = outside.Kept()  # (an object from outside reached only in an arm: not carried by the if)
     arms = []
     for fn in (then_fn, else_fn):
-        arms.append(_run_arm(bindings, fn, initial, where))
+        context.current().predicates.append(p)
+        try:
+            arms.append(_run_arm(bindings, fn, initial, where))
+        finally:
+            context.current().predicates.pop()
         outside_change = kept.changed(bindings.heap.scanned | {id(scope.frame.f_globals)})
         if outside_change:
             raise located(TracingError(
@@ -764,7 +768,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         try:
             with Journal() as journal, _traced_anyway(f"the body of {where}") if not runs else contextlib.nullcontext():
                 for h in histories:
-                    h.begin_trip()
+                    h.begin_trip(entry[0])
                 body_fn()
                 for h in histories:  # (a list it appends a value to per trip: histories.py; the counter is first)
                     h.take(entry[0], entry, bindings.values(), [a for a, _ in journal.written()], seen["trip start"])

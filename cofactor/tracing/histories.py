@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import TracingError, located
 from ..ir import ops
+from ..ir.core import Operation, Value
 from ..pytree import flatten
 from . import context
 from .array import Either, TracedArray
@@ -53,18 +54,21 @@ class History:
         self.arrays = []      # the arrays the trip being traced appended (a counting history's)
         self.trip = None      # (how many regions around the body may not run, how many loops are being traced)
 
-    def begin_trip(self):
-        """Where the trace of a trip's body starts."""
+    def begin_trip(self, counter: TracedArray):
+        """Where the trace of a trip's body starts (``counter``: the loop's)."""
         trace = context.current()
-        self.calls, self.arrays, self.trip = 0, [], (trace.conditional, len(trace.running))
+        self.calls, self.arrays = 0, []
+        self.trip = (trace.conditional, len(trace.running), len(trace.predicates), counter.value)
 
     def append(self, value) -> bool:
         """``list.append(value)`` in the loop's body: True where this history took it (it counts, or
         the append is under a traced condition, which makes it count); False for a plain append."""
         trace = context.current()
         if self.trip is None or self.rebind is None or len(trace.running) != self.trip[1] or \
-                not self.counted and trace.conditional == self.trip[0]:
-            return False  # (not in this loop's own body, or in it unconditionally: take() collects it)
+                not self.counted and (trace.conditional == self.trip[0] or not any(
+                    _reads_data(p, self.trip[3]) for p in trace.predicates[self.trip[2]:])):
+            return False  # (not in this loop's own body, or in it unconditionally, or under ifs on the counter
+            #               alone, which the loop unrolled decides as Python: take() collects it, or the loop unrolls)
         kind = item_kind(value)
         if self.kind is not None and _compatible(kind, self.kind) and kind[2] != self.kind[2]:
             kind = self.kind = (*kind[:2], None, kind[3])  # (0.0 and np.float64: read as NumPy scalars)
@@ -184,6 +188,22 @@ class History:
             return False  # (a view of it, two names, or the array the trip before appended written in place)
         self.held_at = holders[0]
         return True
+
+
+def _reads_data(predicate: Value, counter: Value) -> bool:
+    """Whether ``predicate`` depends on more than the loop's ``counter`` and constants (``if x[i] > 0:``,
+    not ``if i % 2 == 0:``)."""
+    stack, seen = [predicate], set()
+    while stack:
+        v = stack.pop()
+        if v is counter or id(v) in seen:
+            continue
+        seen.add(id(v))
+        op = v.owner
+        if not isinstance(op, Operation) or op.regions:
+            return True  # (a block's argument: the loop's state, the function's arguments)
+        stack.extend(op.operands)
+    return False
 
 
 def _compatible(kind, other) -> bool:
