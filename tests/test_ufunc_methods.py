@@ -67,6 +67,14 @@ def test_reduce_dtypes_follow_numpy():
     check(lambda a: np.maximum.reduce(a, axis=1, keepdims=True, initial=0.5), X)
 
 
+def test_nan_ignoring_extrema_reduce_and_accumulate():
+    """A running peak that skips NaNs (np.fmax.accumulate): NaN is fmax's identity, so an all-NaN run stays NaN."""
+    x = np.array([[np.nan, 1.0, np.nan, 3.0, 2.0, np.nan], [np.nan] * 6])
+    for ufunc in (np.fmax, np.fmin):
+        check(lambda a: (ufunc.accumulate(a, axis=1), ufunc.reduce(a, axis=1), ufunc.reduce(a, axis=0),
+                         ufunc.accumulate(a > 1, axis=1), ufunc.reduce(np.arange(4) - 2)), x)
+
+
 def test_outer():
     check(lambda a: np.subtract.outer(a[0], a[1]), X)
     check(lambda a: np.multiply.outer(a, a[0, :2]), X)

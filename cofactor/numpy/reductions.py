@@ -45,12 +45,15 @@ def _identity(ufunc, dtype):
         return 1
     if ufunc is np.bitwise_and:
         return True if dtype.kind == "b" else ~np.zeros((), dtype)  # every bit set
+    if ufunc in (np.fmax, np.fmin) and dtype.kind in "fc":
+        return np.nan  # (fmax(nan, x) is x; of all NaNs, NaN, as NumPy's)
+    larger = ufunc in (np.maximum, np.fmax)
     if dtype.kind == "b":
-        return ufunc is np.minimum
+        return not larger
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return info.min if ufunc is np.maximum else info.max
-    return -np.inf if ufunc is np.maximum else np.inf
+        return info.min if larger else info.max
+    return -np.inf if larger else np.inf
 
 
 def reduce_ufunc(v, axes, ufunc):

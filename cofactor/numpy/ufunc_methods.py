@@ -15,14 +15,14 @@ from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
 from .ufuncs import KERNELS, apply
 
 # Ufuncs whose reduction XLA may reorder (associative and commutative).
-_ASSOCIATIVE = [np.add, np.multiply, np.maximum, np.minimum, np.logical_and, np.logical_or,
+_ASSOCIATIVE = [np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or,
                 np.bitwise_and, np.bitwise_or, np.bitwise_xor]
 
 
 def _associative(ufunc, method):
     if ufunc not in _ASSOCIATIVE:
         raise UnsupportedError(f"numpy.{ufunc.__name__}.{method} is not supported: only the reductions of "
-                               "associative ufuncs (add, multiply, maximum, minimum, logical and bitwise "
+                               "associative ufuncs (add, multiply, maximum, minimum, fmax, fmin, logical and bitwise "
                                "and/or/xor) are supported")
 
 
@@ -34,7 +34,8 @@ def _reduce(ufunc):
         v = value(array)
         axes = axis_tuple(axis, v.type.rank)
         target = numpy_dtype(ufunc.reduce, v.dtype, dtype=dtype)
-        if initial is np._NoValue and any(v.shape[d] == 0 for d in axes) and ufunc in (np.maximum, np.minimum):
+        if initial is np._NoValue and any(v.shape[d] == 0 for d in axes) and ufunc in (np.maximum, np.minimum, np.fmax,
+                                                                                       np.fmin):
             raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
         r = reduce_ufunc(ops.convert(v, target), axes, ufunc)
         if initial is not np._NoValue:
