@@ -1773,3 +1773,30 @@ def test_a_comparison_of_two_objects_of_one_class_tries_the_reflected_method():
         want, got = _reflected_comparisons(a), cf.jit(_reflected_comparisons)(a)
         for w, g in zip(want, got):
             assert np.asarray(g) == w and np.asarray(g).dtype == np.asarray(w).dtype
+
+
+@functools.total_ordering
+class _Score:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return self.v == other.v
+
+    def __lt__(self, other):
+        return self.v < other.v
+
+
+def _ordered(x):
+    a, b = _Score(x[0]), _Score(x[1])
+    best = x[0] if a > b else x[1]
+    return best, a >= b, a <= b, a != b
+
+
+def test_the_comparisons_total_ordering_derives_and_not_equal_from_eq_compile():
+    """functools.total_ordering's __gt__ (from __lt__) and object's != (from __eq__) negate the user's
+    traced comparison: run as converted code, not a bool() of a traced value."""
+    for x in (np.array([1.0, 2.0]), np.array([3.0, 2.0]), np.array([2.0, 2.0])):
+        want, got = _ordered(x), cf.jit(_ordered)(x)
+        for w, g in zip(want, got):
+            assert np.asarray(g) == w

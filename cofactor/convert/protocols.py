@@ -126,6 +126,11 @@ class Protocols:
         """``a op b`` for a comparison (``name``: "lt", "eq", ...)."""
         forward, reflected = f"__{name}__", f"__{_REFLECTED[name]}__"
         if own_hook(a, forward) is None and own_hook(b, reflected) is None:
+            if name == "ne" and (own_hook(a, "__eq__") or own_hook(b, "__eq__")):  # (object.__ne__: not __eq__)
+                equal = self.compare("eq", a, b)
+                if isinstance(equal, TracedArray) and equal.ndim == 0:
+                    return python_bool(np.logical_not(equal))
+                return not equal
             return _operator(name, a, b)
         result = self._dispatch(forward, reflected, a, b, comparison=True)
         if result is not NotImplemented:

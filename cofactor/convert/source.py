@@ -122,9 +122,13 @@ def _formatted(text: ast.JoinedStr, how: str):
 
 
 def is_user_function(fn) -> bool:
-    """A plain Python function written by the user (not NumPy's, not the standard library's)."""
+    """A plain Python function written by the user (not NumPy's, not the standard library's), or one
+    functools.total_ordering gives the user's class (``__gt__`` from its ``__lt__``: its ``not`` of the
+    user's traced comparison is converted code's)."""
     if not isinstance(fn, types.FunctionType):
         return False
+    if fn.__module__ == "functools" and _TOTAL_ORDERING.fullmatch(fn.__code__.co_name):
+        return True
     filename = fn.__code__.co_filename
     if filename.startswith("<"):
         if not filename.startswith("<frozen"):  # exec, a REPL: source that cannot be read
@@ -159,6 +163,7 @@ def _function_node(fn):
 
 
 _MANGLED = re.compile(r"^_\w*?(__\w+)$")
+_TOTAL_ORDERING = re.compile(r"_(lt|le|gt|ge)_from_(lt|le|gt|ge)")
 
 
 def _source_of(code, node) -> bool:
