@@ -905,3 +905,47 @@ def test_arrays_made_like_an_array_of_run_time_length():
     f = cf.jit(_made_like_a_window)
     for k in (np.int64(4), np.int64(0), np.int64(6)):
         assert_same(f(r, k)[:3], _made_like_a_window(r, k)[:3])
+
+
+def sieve(n_arr):
+    flags = np.ones(n_arr.shape[0], dtype=bool)
+    flags[:2] = False
+    for k in range(2, n_arr.shape[0]):
+        if flags[k]:
+            flags[k * k::k] = False       # a step and a start known only at run time
+    return flags
+
+
+def strided_writes(x, m):
+    for k in range(1, 4):
+        x[-k::-k] = k                     # backwards
+        m[k:7:k + 1] = np.arange(3.0)[None, :] * 0.5 + k   # rows, a value broadcast along the strided axis
+    return x, m
+
+
+@pytest.mark.parametrize("n", [30, 64])
+def test_a_write_through_a_slice_with_a_traced_step_keeps_the_loop_rolled(n):
+    a = np.zeros(n)
+    np.testing.assert_array_equal(np.asarray(cf.jit(sieve)(a)), sieve(a))
+    assert cf.compile(sieve, a).mlir.count("stablehlo.while") == 1
+    x, m = np.arange(10.0), np.zeros((8, 3))
+    want, got = strided_writes(x.copy(), m.copy()), cf.jit(strided_writes)(x.copy(), m.copy())
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_a_read_or_an_array_written_through_a_slice_with_a_traced_step_unrolls_the_loop_saying_why():
+    def read(x):
+        total = 0.0
+        for k in range(1, 4):
+            total += x[k::k].sum()
+        return total
+
+    def written(x):
+        for k in range(1, 3):
+            x[k::k] = x[:(x.shape[0] - 1) // k]
+        return x
+    for fn in (read, written):
+        with pytest.warns(cf.UnrolledLoopWarning, match="step"):
+            got = cf.jit(fn, unroll=1)(np.arange(6.0))
+        np.testing.assert_array_equal(np.asarray(got), fn(np.arange(6.0)))

@@ -21,7 +21,8 @@ from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_valu
 from .creation import check_stored, convert_like_numpy
 from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes, without_derivatives_outside
 from .extent_ops import aligned
-from .selection import (assign_masked, assign_masked_among, assign_traced_slice, fitted, masked, masked_among,
+from .selection import (assign_masked, assign_masked_among, assign_strided_slice, assign_traced_slice, fitted, masked,
+                        masked_among, strided_traced_slice,
                         traced_slice)
 
 
@@ -432,6 +433,9 @@ def setitem(a, index, v):
     items = index if isinstance(index, tuple) else (index,)
     if all(_is_basic(item) for item in items):
         check_stored(a, v)
+        if strided_traced_slice(items):
+            assign_strided_slice(a, index, v)
+            return
         if has_traced_slice(items):
             assign_traced_slice(a, index, v)
             return

@@ -8,12 +8,13 @@ import numpy as np
 
 from ..errors import UnsupportedError, located
 from ..ir import ops
+from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ._core import asarray, axis_index, known_value, value, value_bounds, with_value_bounds, wrap
 from .creation import convert_like_numpy
-from .extent import (Bounded, Selection, Window, _check_lengths, _const, _same, _unsupported, as_data, operation,
-                     selected_positions, shifted, sub, traced_int, true_count, true_ranks,
+from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _same, _unsupported, add, as_data,
+                     clamp, i64, operation, selected_positions, shifted, sub, traced_int, true_count, true_ranks,
                      without_derivatives_outside)
 from .extent_ops import aligned, assign, resolved, transpose
 
@@ -28,6 +29,65 @@ def traced_slice(a: TracedArray, index):
 
 def assign_traced_slice(a: TracedArray, index, v):
     assign(traced_slice(a, index), v)
+
+
+def strided_traced_slice(items) -> bool:
+    """Whether ``items`` hold a slice with a step other than 1 and -1 and a bound (or the step) known only
+    at run time (a sieve's ``flags[k * k::k] = False``)."""
+    return any(isinstance(item, slice) and (isinstance(item.step, TracedArray) or item.step is not None and
+                                            item.step.__index__() not in (1, -1)) and
+               any(isinstance(b, TracedArray) for b in (item.start, item.stop, item.step)) for item in items)
+
+
+def assign_strided_slice(a: TracedArray, index, v):
+    """``a[start:stop:step] = v`` along one axis (the others whole) with a bound or the step known only at
+    run time: the lanes NumPy's ``slice.indices`` selects take ``v`` (a value broadcast along that axis).
+    The step's sign must be known (a constant, or a counter's bounds).  Reading such a slice is not
+    supported: it is a view whose length is known only at run time, and a strided window is not one."""
+    from .indexing import _assigned, _expand
+    items = _expand(index, a.ndim)
+    strided = [k for k, item in enumerate(items)
+               if isinstance(item, slice) and any(b is not None for b in (item.start, item.stop, item.step))]
+    if len(strided) != 1 or any(not isinstance(item, slice) for item in items):
+        _unsupported("a write through a slice with a step other than 1 or -1 and a bound known only at run time "
+                     "beside other indices")
+    axis = strided[0]
+    item, n = items[axis], a.shape[axis]
+    step = item.step
+    within = python_ints.bounds_of(step) if isinstance(step, TracedArray) else (int(step), int(step))
+    if within is None or within[0] <= 0 <= within[1]:
+        raise located(UnsupportedError("a slice with a traced step whose sign is not known is not supported "
+                                       "(a loop's counter, whose bounds are known, is)"))
+    forward = within[0] > 0
+    lane = ops.iota((n,), _I64, 0)
+    size, zero, one = _const(n), _const(0), _const(1)
+
+    def bound(x, default, lo, hi):
+        if x is None:
+            return default
+        x = i64(x)
+        return clamp(lo, ops.select(ops.compare(x, zero, "LT"), add(x, size), x), hi)
+    k = i64(step)
+    if forward:
+        first, last = bound(item.start, zero, zero, size), bound(item.stop, size, zero, size)
+        offset = ops.binary("stablehlo.subtract", lane, ops.broadcast_in_dim(first, (n,), ()))
+        inside = _both(ops.compare(offset, ops.broadcast_in_dim(zero, (n,), ()), "GE"),
+                       ops.compare(lane, ops.broadcast_in_dim(last, (n,), ()), "LT"))
+    else:
+        top, minus_one = sub(size, one), _const(-1)
+        first, last = bound(item.start, top, minus_one, top), bound(item.stop, minus_one, minus_one, top)
+        offset = ops.binary("stablehlo.subtract", ops.broadcast_in_dim(first, (n,), ()), lane)
+        inside = _both(ops.compare(offset, ops.broadcast_in_dim(zero, (n,), ()), "GE"),
+                       ops.compare(lane, ops.broadcast_in_dim(last, (n,), ()), "GT"))
+        k = sub(zero, k)
+    on_step = ops.compare(ops.binary("stablehlo.remainder", offset, ops.broadcast_in_dim(k, (n,), ())),
+                          ops.broadcast_in_dim(zero, (n,), ()), "EQ")
+    chosen = ops.broadcast_in_dim(_both(inside, on_step), a.shape, (axis,))
+    place = np.ndim(v) - (a.ndim - axis)  # (v's axis that lands on the strided one, right-aligned)
+    if place >= 0 and not (type(np.shape(v)[place]) is int and np.shape(v)[place] == 1):
+        _unsupported("a write of an array along a slice with a step other than 1 or -1 and a bound known only at "
+                     "run time (a number, or values broadcast along that axis, are supported)")
+    a.value = ops.select(chosen, _assigned(a, v, a.shape), a.value)
 
 
 def fitted(v: Bounded, shape) -> TracedArray:
