@@ -2,6 +2,7 @@
 list has the length the program gives it when it runs (tracing/histories.py, numpy/extent_lists.py).
 Each program runs with NumPy and compiled on inputs that take every path (none kept, some, all)."""
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -213,3 +214,43 @@ def test_a_list_appended_to_under_ifs_on_the_loop_counter_alone_keeps_its_static
     _same(columns_but_one(x, 2), cf.jit(columns_but_one)(x, 2), "columns_but_one")
     with pytest.warns(cf.UnrolledLoopWarning):
         _same(every_third(x[0]), cf.jit(every_third)(x[0]), "every_third")
+
+
+def comprehensions(x, m, t):
+    positives = np.array([v for v in x if v > 0])
+    count = sum(1 for v in x if v > t)
+    indices = [i for i in range(len(x)) if x[i] > 0]
+    halves = len([v * 2 for v in x if v < 0 if v > -1])
+    per_row = 0.0
+    for row in m:
+        per_row += sum(v for v in row if v > 0)   # (inside a loop)
+    v = 3.0
+    kept = [v for v in x if v > t]                # (its variable does not leak)
+    return positives, count, indices, halves, per_row, v, kept
+
+
+def static_comprehensions(x, k):
+    return [i for i in range(8) if i != k], [x[i] for i in range(20) if i % 3 == 0], \
+        len([w for w in ("a", "abc", "abcd") if len(w) > 2])
+
+
+def test_a_comprehension_that_filters_on_traced_values():
+    """Written as the loop it is (convert/comprehensions.py): the list has its run-time length."""
+    rng = np.random.default_rng(5)
+    compiled = cf.jit(comprehensions)
+    for x in _inputs(rng, 9):
+        m = rng.normal(size=(3, 4))
+        _same(comprehensions(x, m, 0.1), compiled(x, m, 0.1), "comprehensions")
+
+
+def test_a_comprehension_whose_test_python_decides_is_a_list_and_warns_of_no_loop():
+    x = np.arange(20.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        _same(static_comprehensions(x, 3), cf.jit(static_comprehensions)(x, 3), "static_comprehensions")
+    with pytest.raises(cf.TracingError, match="a list changes length"):   # (tuples: not counted)
+        cf.jit(pairs_kept)(x)
+
+
+def pairs_kept(x):
+    return len([(i, v) for i, v in enumerate(x) if v > 0])

@@ -357,6 +357,7 @@ RUNTIME = types.SimpleNamespace(call=call, if_=statements.if_, while_=statements
                                 and_truth=statements.and_truth, or_truth=statements.or_truth,
                                 compare_chain=statements.compare_chain,
                                 unset=statements.unset, returning=statements.returning, returned=statements.returned, static=statements.static,
+                                generated=statements.generated,
                                 checked_raise=statements.checked_raise, built=statements.built,
                                 before_prints=debug.before_prints, formatted=debug.formatted, fstring=debug.fstring,
                                 formatted_percent=debug.formatted_percent, formatted_call=debug.formatted_call,

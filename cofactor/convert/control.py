@@ -19,6 +19,7 @@ import ast
 
 from ..tracing.control import RETURN_VALUE, RETURNED as _RETURNED
 from .checks import rewrite_checks
+from .comprehensions import hoist_filters
 from .outer import OUTER, outer_call
 
 RUNTIME = "__cofactor__"
@@ -611,7 +612,8 @@ class ControlFlow(ast.NodeTransformer):
         stop = _lambda(_name(brk)) if brk else ast.Constant(None)
         call = self._call("for_", [iterable, _name(body.name), _name(getter.name), _name(setter.name),
                                    _constants(names), ast.Constant(node.lineno), stop, _constants(rebound),
-                                   ast.Constant(sliced), _constants(appended), ast.Constant(filters)], node)
+                                   ast.Constant(sliced), _constants(appended), ast.Constant(filters),
+                                   ast.Constant(getattr(node, "comprehension", False))], node)
         return before + [ast.copy_location(s, node) for s in (body, getter, setter)] + [call] + after
 
 
@@ -677,6 +679,7 @@ def convert_expressions(node):
 
 def convert_control_flow(function_node):
     """Rewrite the control flow of a FunctionDef in place (its nested functions included)."""
+    hoist_filters(function_node, RUNTIME)
     rewrite_checks(function_node, RUNTIME)
     _rewrite_returns(function_node)
     # Variables declared global cannot be carried (a nonlocal one can: the converted function

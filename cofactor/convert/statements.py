@@ -502,24 +502,34 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
+def generated(kept):
+    """A generator expression with an if clause, written as a loop (comprehensions.py): an iterator
+    over its list, or its list of run-time length itself (what sum, max, len and NumPy take)."""
+    return iter(kept) if type(kept) is list else kept
+
+
 def _type_name(t: type) -> str:
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), sliced_by_counter=False, appended=(),
-         filters=False):
+         filters=False, comprehension=False):
     """``broke()`` reads the loop's break flag (None: the loop has no break); ``sliced_by_counter``: the
     body slices with a bound that names the loop variable (``x[:i]``); ``appended``: the names it uses
     only to append to (a rolled loop may collect their lists: tracing/histories.py); ``filters``: it
     appends to one of them under an if or a while: a loop too short to roll is rolled all the same,
-    since unrolled, an append under a traced condition could not be traced."""
+    since unrolled, an append under a traced condition could not be traced; ``comprehension``: the
+    loop a comprehension is (comprehensions.py), unrolled without a warning about a loop."""
     frame = sys._getframe(1)
     lists = _appended_lists(frame, appended, body_fn)
     loop = (get, set_, names, line, Scope(frame, get), broke, rebinds, lists)
     rolls = bool(filters and lists)
+
+    def warn(trips):
+        return not comprehension and _too_long(trips)
     if isinstance(iterable, TracedArray):  # iterate the leading axis
         n = iterable.shape[0] if iterable.ndim else len(iterable)
-        why = (rolls or _too_long(n)) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop, warn=_too_long(n))
+        why = (rolls or _too_long(n)) and _rolled(0, n, 1, lambda i: body_fn(iterable[i]), *loop, warn=warn(n))
         if why is not None:
             _python_loop((iterable[i] for i in range(n)), body_fn, broke, line, why or None, n)
         return
@@ -531,7 +541,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         return
     if isinstance(iterable, ArrayIteration) and iterable.taken == 0:
         why = (rolls or _too_long(iterable.trips)) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)),
-                                                               *loop, warn=_too_long(iterable.trips))
+                                                               *loop, warn=warn(iterable.trips))
         if why is None:  # (rolled: used up, or stopped where a traced break left it)
             iterable.taken = iterable.trips if broke is None or not _traced(broke()) else None
             return
@@ -549,7 +559,7 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         if sliced_by_counter and broke is None and len(iterable) >= SEGMENTED_TRIPS:
             why = _in_parts(iterable, body_fn, loop)
         else:
-            why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, warn=_too_long(len(iterable)))
+            why = _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, warn=warn(len(iterable)))
     if why is not None:
         _python_loop(iterable, body_fn, broke, line, why or None)
 
@@ -642,11 +652,13 @@ def _python_loop(iterable, body_fn, broke, line, why=None, trips=None):
 
 def _appended_lists(frame, names, body_fn) -> list:
     """(list, rebind) of the function's own ``names`` (those its loop only appends to: not a global, nor
-    a variable of a function around it) that no other of its names, nor a function of the program's it
-    made (a closure could read them in the loop), holds; ``rebind(value)`` binds the name to ``value``
-    (through the cell the loop's body reads it from; None where it has none)."""
+    a variable of a function around it, but for the function whose branch or loop body converted code
+    made ``frame``'s) that no other of its names, nor a function of the program's it made (a closure
+    could read them in the loop), holds; ``rebind(value)`` binds the name to ``value`` (through the cell
+    the loop's body reads it from; None where it has none)."""
     local = frame.f_locals
-    own = [(n, local.get(n)) for n in names if n not in frame.f_code.co_freevars]
+    generated = frame.f_code.co_name.startswith(GENERATED)
+    own = [(n, local.get(n)) for n in names if generated or n not in frame.f_code.co_freevars]
     closures = [cell for name, fn in local.items() if isinstance(fn, types.FunctionType)
                 and not name.startswith(GENERATED) for cell in fn.__closure__ or ()]
     cells = dict(zip(body_fn.__code__.co_freevars, body_fn.__closure__ or ()))

@@ -1,0 +1,130 @@
+"""Comprehensions with an if clause, written as the loops they are.
+
+``[f(v) for v in x if v > 0]`` runs as Python when it is traced, so its test cannot be a traced value.
+Where such a comprehension (one ``for``, at least one ``if``: a filter) is evaluated once by its
+statement (the value of an assignment, an expression statement, a return, an if's test, a for
+loop's iterable), this pass writes it before the statement as the loop it stands for::
+
+    _cofactor_kept1 = []
+    for _cofactor_v1 in x:
+        if _cofactor_v1 > 0:
+            _cofactor_kept1.append(f(_cofactor_v1))
+
+and the statement reads ``_cofactor_kept1`` (a generator expression reads ``iter(_cofactor_kept1)`` where it
+is a list, the list of run-time length itself where it is not: what ``sum``, ``max``, ``len`` take).
+The loop is converted as the user's own: a test of a traced value makes the list one of run-time
+length (tracing/histories.py), a test Python decides leaves it a list.  The comprehension's own
+variables are renamed, so that none leaks into the function, as in Python.  The names are not the
+generated ones converted code hides from the scans of the program's state (tracing/heap.py): the
+list is the program's, whose length a traced branch must not change unseen.
+"""
+from __future__ import annotations
+
+import ast
+
+_CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def hoist_filters(function_node, runtime: str):
+    """Rewrite the filtering comprehensions of ``function_node``'s statements (not those of functions
+    or classes nested in it) as loops before them."""
+    count = [0]
+
+    def in_block(stmts):
+        out = []
+        for stmt in stmts:
+            for name in _BLOCKS:
+                if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                        isinstance(getattr(stmt, name, None), list):
+                    setattr(stmt, name, in_block(getattr(stmt, name)))
+            for handler in getattr(stmt, "handlers", []):
+                handler.body = in_block(handler.body)
+            for case in getattr(stmt, "cases", []):
+                case.body = in_block(case.body)
+            loops = []
+            for holder, field in _evaluated_once(stmt):
+                node = getattr(holder, field)
+                replacement = _replaced(node, loops, count, runtime)
+                setattr(holder, field, replacement)
+            out += [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in loops] + [stmt]
+        return out
+    function_node.body = in_block(function_node.body)
+
+
+def _evaluated_once(stmt):
+    """(node, field) of the expressions ``stmt`` evaluates once, before anything else it does."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)) and stmt.value is not None:
+        yield stmt, "value"
+    elif isinstance(stmt, ast.If):
+        yield stmt, "test"
+    elif isinstance(stmt, ast.For):
+        yield stmt, "iter"
+
+
+def _replaced(node, loops: list, count, runtime):
+    """``node`` with its filtering comprehensions (outside conditional parts) replaced by the lists
+    that ``loops`` (statements appended to it) build."""
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and _filters(node):
+        count[0] += 1
+        kept = f"_cofactor_kept{count[0]}"
+        loops += _loop(node, kept, count[0])
+        read = ast.Name(kept, ast.Load())
+        if isinstance(node, ast.GeneratorExp):
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name(runtime, ast.Load()), "generated", ast.Load()),
+                                              [read], []), node)
+        return ast.copy_location(read, node)
+    if isinstance(node, _CONDITIONAL):
+        return node  # (evaluated only where a test lets it, or later)
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST):
+            setattr(node, field, _replaced(value, loops, count, runtime))
+        elif isinstance(value, list):
+            setattr(node, field, [_replaced(v, loops, count, runtime) if isinstance(v, ast.AST) else v for v in value])
+    return node
+
+
+def _filters(node) -> bool:
+    return len(node.generators) == 1 and node.generators[0].ifs and not node.generators[0].is_async and \
+        all(isinstance(t, ast.Name) for t in _target_names(node.generators[0].target))
+
+
+def _target_names(target) -> list:
+    return [target] if isinstance(target, ast.Name) else \
+        [n for e in target.elts for n in _target_names(e)] if isinstance(target, (ast.Tuple, ast.List)) else [target]
+
+
+def _loop(node, kept: str, k: int) -> list:
+    generator = node.generators[0]
+    renamed = {t.id: f"_cofactor_{t.id}{k}" for t in _target_names(generator.target)}
+    rename = _Rename(renamed)
+    target, element = rename.visit(generator.target), rename.visit(node.elt)
+    tests = [rename.visit(test) for test in generator.ifs]
+    body = [ast.Expr(ast.Call(ast.Attribute(ast.Name(kept, ast.Load()), "append", ast.Load()), [element], []))]
+    for test in reversed(tests):
+        body = [ast.If(test, body, [])]
+    loop = ast.For(target, generator.iter, body, [])
+    loop.comprehension = True  # (control.py: a loop the user did not write is not warned about)
+    return [ast.Assign([ast.Name(kept, ast.Store())], ast.List([], ast.Load())), loop]
+
+
+class _Rename(ast.NodeTransformer):
+    """The comprehension's variables under their new names (not inside a nested scope that binds them again)."""
+
+    def __init__(self, renamed: dict):
+        self.renamed = renamed
+
+    def visit_Name(self, node):
+        if node.id in self.renamed:
+            return ast.copy_location(ast.Name(self.renamed[node.id], node.ctx), node)
+        return node
+
+    def visit_Lambda(self, node):
+        bound = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+        return node if bound & set(self.renamed) else self.generic_visit(node)
+
+    def _scope(self, node):
+        bound = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        return node if bound & set(self.renamed) else self.generic_visit(node)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scope
