@@ -62,6 +62,17 @@ def reduce_ufunc(v, axes, ufunc):
         return v
     if ufunc is np.multiply and v.dtype.kind in "fc" and is_differentiating():
         return _pairwise_product(v, axes)
+    if ufunc in (np.fmax, np.fmin) and v.dtype.kind == "f":
+        # maximum (minimum) of the values that are not NaN, NaN where all are: a reduction of a plain
+        # maximum, which Enzyme differentiates (not fmax's NaN selects)
+        plain = np.maximum if ufunc is np.fmax else np.minimum
+        nan = ops.compare(v, v, "NE")
+        kept = ops.select(nan, ops.broadcast_in_dim(ops.constant(np.array(_identity(plain, v.dtype), v.dtype)),
+                                                    v.shape, ()), v)
+        every = ops.reduce([nan], [ops.constant(np.array(True))], axes,
+                           lambda acc, x: [ops.binary("stablehlo.and", acc, x)])[0]
+        r = reduce_ufunc(kept, axes, plain)
+        return ops.select(every, ops.broadcast_in_dim(ops.constant(np.array(np.nan, v.dtype)), r.shape, ()), r)
     init = ops.constant(np.array(_identity(ufunc, v.dtype), dtype=v.dtype))
     kernel = KERNELS[ufunc]
     return ops.reduce([v], [init], axes, lambda acc, x: [kernel(acc, x)])[0]

@@ -135,7 +135,7 @@ BINARY_UFUNCS = {  # the ufuncs with outer and at methods, and their inputs' kin
     np.maximum: "any", np.minimum: "any", np.multiply: "any", np.power: "pos", np.remainder: "pos",
     np.subtract: "any",
 }
-REDUCIBLE_UFUNCS = (np.add, np.multiply, np.maximum, np.minimum)  # with reduce and accumulate too
+REDUCIBLE_UFUNCS = (np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin)  # with reduce and accumulate too
 OTHER_BINARY_UFUNCS = {np.fmod: "pos", np.heaviside: "any", np.logaddexp2: "any"}
 
 
