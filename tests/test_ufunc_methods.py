@@ -75,6 +75,14 @@ def test_nan_ignoring_extrema_reduce_and_accumulate():
                          ufunc.accumulate(a > 1, axis=1), ufunc.reduce(np.arange(4) - 2)), x)
 
 
+def test_gcd_and_lcm_reduce_and_accumulate():
+    a = np.array([[12, 18, -24], [30, 6, 42]])
+    check(lambda a: (np.gcd.reduce(a, axis=1), np.lcm.reduce(a[:, :2], axis=0), np.gcd.accumulate(a, axis=1),
+                     np.gcd.reduce(a[:0], axis=0), np.gcd.reduce(a, axis=None)), a)
+    with pytest.raises(ValueError, match="lcm which has no identity"):
+        cf.jit(lambda a: np.lcm.reduce(a[:0], axis=0))(a)
+
+
 def test_outer():
     check(lambda a: np.subtract.outer(a[0], a[1]), X)
     check(lambda a: np.multiply.outer(a, a[0, :2]), X)

@@ -39,9 +39,9 @@ def _keep(v, axes, keepdims, ndim):
 def _identity(ufunc, dtype):
     """The value that leaves ``ufunc``'s reduction unchanged, for ``dtype``."""
     dtype = np.dtype(dtype)
-    if ufunc in (np.add, np.logical_or, np.bitwise_or, np.bitwise_xor):
+    if ufunc in (np.add, np.logical_or, np.bitwise_or, np.bitwise_xor, np.gcd):
         return 0
-    if ufunc in (np.multiply, np.logical_and):
+    if ufunc in (np.multiply, np.logical_and, np.lcm):
         return 1
     if ufunc is np.bitwise_and:
         return True if dtype.kind == "b" else ~np.zeros((), dtype)  # every bit set

@@ -16,13 +16,13 @@ from .ufuncs import KERNELS, apply
 
 # Ufuncs whose reduction XLA may reorder (associative and commutative).
 _ASSOCIATIVE = [np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or,
-                np.bitwise_and, np.bitwise_or, np.bitwise_xor]
+                np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.gcd, np.lcm]
 
 
 def _associative(ufunc, method):
     if ufunc not in _ASSOCIATIVE:
         raise UnsupportedError(f"numpy.{ufunc.__name__}.{method} is not supported: only the reductions of "
-                               "associative ufuncs (add, multiply, maximum, minimum, fmax, fmin, logical and bitwise "
+                               "associative ufuncs (add, multiply, maximum, minimum, fmax, fmin, gcd, lcm, logical and bitwise "
                                "and/or/xor) are supported")
 
 
@@ -34,8 +34,7 @@ def _reduce(ufunc):
         v = value(array)
         axes = axis_tuple(axis, v.type.rank)
         target = numpy_dtype(ufunc.reduce, v.dtype, dtype=dtype)
-        if initial is np._NoValue and any(v.shape[d] == 0 for d in axes) and ufunc in (np.maximum, np.minimum, np.fmax,
-                                                                                       np.fmin):
+        if initial is np._NoValue and any(v.shape[d] == 0 for d in axes) and ufunc.identity is None:
             raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
         r = reduce_ufunc(ops.convert(v, target), axes, ufunc)
         if initial is not np._NoValue:
