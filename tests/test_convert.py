@@ -455,6 +455,45 @@ def test_a_list_indexed_by_a_traced_integer_out_of_range_is_pythons_index_error(
         compiled(np.ones(3), np.ones(3), np.int64(-5))
 
 
+def _dijkstra_on_lists(W, src):
+    n = W.shape[0]
+    dist = [np.inf] * n
+    seen = [False] * n
+    dist[src] = 0.0
+    for _ in range(n):
+        best, u = np.inf, 0
+        for v in range(n):
+            if not seen[v] and dist[v] < best:
+                best, u = dist[v], v
+        seen[u] = True                        # a list item set at a traced index
+        for v in range(n):
+            if W[u, v] > 0 and dist[u] + W[u, v] < dist[v]:
+                dist[v] = dist[u] + W[u, v]
+    return np.array(dist)
+
+
+def _items_set_by_traced_index(x, k):
+    vals = [x[0], x[1], x[2]]
+    vals[k] = -1.0
+    arrs = [x * 1, x * 2]
+    arrs[k % 2] = x * 10
+    arrs[0][0] = 99.0                         # (through whichever array the first item is)
+    return vals, arrs
+
+
+def test_a_list_item_set_at_a_traced_index():
+    W = np.abs(rng.normal(size=(5, 5)))
+    W[W < 0.5] = 0
+    np.testing.assert_allclose(np.asarray(cf.jit(_dijkstra_on_lists)(W, 0)), _dijkstra_on_lists(W, 0), rtol=1e-12)
+    compiled = cf.jit(_items_set_by_traced_index)
+    for k in (0, 1, -1):
+        want, got = _items_set_by_traced_index(np.arange(3.0), k), compiled(np.arange(3.0), np.int64(k))
+        for w, g in zip([*want[0], *want[1]], [*got[0], *got[1]]):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(IndexError, match="list assignment index out of range"):
+        compiled(np.arange(3.0), np.int64(3))
+
+
 def test_a_list_of_items_of_different_kinds_indexed_by_a_traced_integer_is_a_clear_error():
     for items in ([1, 2.0], [[1, 2], [3, 4]], [np.ones(2), np.ones(3)], []):
         with pytest.raises(cf.ConcretizationError, match="list indexed by a traced integer"):

@@ -35,17 +35,12 @@ import operator
 import sys
 import types
 
-import numpy as np
-
 from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
 from ..tracing import context, implicit, outside
-from ..ir import ops
-from ..ir.core import Value
-from ..tracing.array import Either, TracedArray, defers_tracing
-from ..tracing.checks import numpy_error_if
+from ..tracing.array import TracedArray
 from ..tracing.dispatch import INDEXED
-from ..tracing.histories import item_kind
 from .protocols import Protocols, cofactors_own, own_hook
+from .sequences import chosen_item
 
 OUTER = "__cf_outer__"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -391,7 +386,12 @@ class Outer(Protocols):
         if type(key) is slice and type(container) in (list, tuple):
             return outside.sliced(container, key)
         if isinstance(container, (list, tuple)) and isinstance(key, TracedArray) and key.ndim == 0:
-            return _chosen_item(container, key)
+            return chosen_item(container, key)
+        if isinstance(container, (str, bytes)) and isinstance(key, TracedArray):
+            raise located(ConcretizationError(
+                f"a {type(container).__name__} indexed by a traced integer: which character it gives is known only "
+                "when the compiled function runs, and compiled code has no strings (compare character codes in an "
+                "array, np.frombuffer(s.encode(), np.uint8)[k], or index the string after the call)"))
         if isinstance(container, dict) and isinstance(key, TracedArray):
             raise located(ConcretizationError(
                 "a dict looked up with a traced key: which entry is known only when the compiled function runs "
@@ -534,46 +534,3 @@ def _global(module: dict, name: str):
         return space[name]
     raise NameError(f"name {name!r} is not defined")
 
-
-def _chosen_item(sequence, key: TracedArray):
-    """``sequence[key]`` of a list or tuple for a traced integer ``key``: the item the key picks when
-    the program runs (``_picked``).  An index out of range is Python's IndexError, at run time."""
-    name = type(sequence).__name__
-    if key.dtype.kind not in "iub":
-        raise located(TypeError(f"{name} indices must be integers or slices, not {key.dtype}"))
-    items = outside.items(sequence)
-    n = len(items)
-    k = ops.convert(key.value, np.int64)
-    zero, size, least = (ops.constant(np.asarray(v, np.int64)) for v in (0, n, -n))
-    numpy_error_if(ops.binary("stablehlo.or", ops.compare(k, least, "LT"), ops.compare(k, size, "GE")),
-                   lambda: IndexError(f"{name} index out of range"))
-    picked = ops.convert(ops.select(ops.compare(k, zero, "LT"), ops.binary("stablehlo.add", k, size), k), np.int32)
-    chosen = _picked(items, picked)
-    if chosen is None:
-        raise located(ConcretizationError(
-            f"a {name} indexed by a traced integer, whose items are " +
-            ("none" if not items else "not all numbers of one type, arrays of one shape and dtype, or tuples of them") +
-            ": which item it gives is known only when the compiled function runs (hold the items in an array and "
-            "index it, np.asarray(items)[k], or choose with np.where)"))
-    return chosen
-
-
-def _picked(items: list, picked: Value):
-    """The item ``picked`` (an int32 scalar in range) chooses: of numbers of one kind (their Python type or
-    NumPy dtype), the value; of arrays of one shape and dtype, an Either of them, so that writes through
-    it reach the item picked, as in NumPy; of tuples of one length, a tuple of the items chosen at each
-    place (``dirs[k]`` of ``dirs = [(0, 1), (1, 0)]``); None for anything else."""
-    if items and all(type(item) is tuple for item in items) and len({len(item) for item in items}) == 1:
-        places = [_picked([item[j] for item in items], picked) for j in range(len(items[0]))]
-        return None if any(p is None for p in places) else tuple(places)
-    kinds = {None if defers_tracing(item) else item_kind(item) for item in items}
-    if len(kinds) != 1 or None in kinds:
-        return None
-    shape, dtype, weak, scalar = kinds.pop()
-    if not scalar:
-        return Either(picked, items)
-    values = [item.value if isinstance(item, TracedArray) else ops.constant(np.asarray(item, dtype)) for item in items]
-    chosen = values[-1]
-    for k in range(len(items) - 2, -1, -1):
-        chosen = ops.select(ops.compare(picked, ops.constant(np.asarray(k, np.int32)), "EQ"), values[k], chosen)
-    return TracedArray(ops.reshape(chosen, ()), scalar=True, weak=weak)

@@ -33,6 +33,7 @@ from ..errors import (CofactorError, ConcretizationError, InternalError, Tracing
 from ..ir.core import OpBudgetExceeded, OutOfScope
 from ..tracing import checks, context, outside
 from ..tracing.array import TracedArray, defers_tracing, python_bool
+from .sequences import set_chosen_item
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//", "mod": "%",
             "pow": "** or pow()", "lshift": "<<", "rshift": ">>", "and": "&", "xor": "^", "or": "|",
@@ -289,10 +290,13 @@ class Protocols:
     def set_item(self, value, container, key):
         """``container[key] = value`` (in Python's order: the value first)."""
         hook = own_hook(container, "__setitem__")
+        key = key if hook is not None else self.index(key)
         if hook is not None:
             self.call(hook, container, key, value)
+        elif type(container) is list and isinstance(key, TracedArray) and key.ndim == 0:
+            set_chosen_item(container, key, value, _set_item)  # (seen[u] = True: sequences.py)
         else:
-            _set_item(container, self.index(key), value)
+            _set_item(container, key, value)
 
     def del_item(self, container, key):
         """``del container[key]``."""
