@@ -131,7 +131,7 @@ _EQUIVALENTS = [
 ]
 
 
-def _is_internal(filename: str) -> bool:
+def is_internal(filename: str) -> bool:
     """Code that is not the user's: cofactor's, NumPy's, the standard library's (contextlib's frames
     sit between the user's line and cofactor's when an error passes a ``with``)."""
     path = os.path.abspath(filename)
@@ -148,7 +148,7 @@ def asked_by_user_code() -> bool:
     if frame.f_code not in _FORWARDERS and os.path.abspath(frame.f_code.co_filename).startswith(
             (_PACKAGE_DIR + os.sep, _NUMPY_DIR + os.sep)):
         return False  # (cofactor's messages, NumPy's own: the trace's text, as before)
-    while frame is not None and (_is_internal(frame.f_code.co_filename) or frame.f_code.co_filename == "<string>"):
+    while frame is not None and (is_internal(frame.f_code.co_filename) or frame.f_code.co_filename == "<string>"):
         frame = frame.f_back
     return frame is not None and frame.f_code not in unconverted_code
 
@@ -156,7 +156,7 @@ def asked_by_user_code() -> bool:
 def user_frame():
     """The innermost stack frame outside cofactor and NumPy (None: there is none)."""
     frame = sys._getframe(2)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None and is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 
@@ -167,7 +167,7 @@ def in_user_try(stop: str) -> bool:
     exception raised here."""
     frame = sys._getframe(1)
     while frame is not None and not (frame.f_code.co_name == stop and frame.f_code.co_filename.startswith(_PACKAGE_DIR)):
-        if not _is_internal(frame.f_code.co_filename) and any(
+        if not is_internal(frame.f_code.co_filename) and any(
                 entry.start <= frame.f_lasti < entry.end for entry in dis._parse_exception_table(frame.f_code)):
             return True
         frame = frame.f_back
@@ -271,7 +271,7 @@ def origin(error: BaseException) -> str:
     if filename.startswith(_DELIBERATE_DIRS) and opcode == _RAISE and type(error) is not NotImplementedError:
         return "deliberate"  # a raise statement in the NumPy layer: NumPy's error, on purpose (an abstract
         #                      method's NotImplementedError is cofactor's bug)
-    if not _is_internal(filename):
+    if not is_internal(filename):
         return "user"
     return "internal"
 
@@ -294,7 +294,7 @@ def user_line_of(error: BaseException) -> tuple | None:
     """(file, line) of the innermost frame of ``error``'s traceback that is user code."""
     found, tb = None, error.__traceback__
     while tb is not None:
-        if not _is_internal(tb.tb_frame.f_code.co_filename):
+        if not is_internal(tb.tb_frame.f_code.co_filename):
             found = tb.tb_frame.f_code.co_filename, tb.tb_lineno
         tb = tb.tb_next
     return found

@@ -362,9 +362,27 @@ def _recursive_on_data(x):
     return _halvings(x[0], 0)
 
 
+def _sift_down(a, n, i):
+    largest, left = i, 2 * i + 1
+    if left < n and a[left] > a[largest]:
+        largest = left
+    if largest != i:
+        a[i], a[largest] = a[largest], a[i]
+        _sift_down(a, n, largest)    # (largest is traced: its recursion has no end when traced)
+
+
+def _heap_built(a):
+    for i in range(len(a) // 2 - 1, -1, -1):
+        _sift_down(a, len(a), i)
+    return a
+
+
 def test_a_recursion_whose_stop_condition_is_traced_says_why_it_does_not_stop():
     with pytest.raises(cf.TracingError, match="recursive function whose stop condition reads a traced value"):
         cf.jit(_recursive_on_data)(np.array([10.0]))
+    # (one that runs out of operations before Python's stack: the budget's error says so, not only "the loops")
+    with pytest.raises(cf.TracingError, match=r"op_budget.*the function _sift_down \(line \d+\) calls itself \d+ deep"):
+        cf.jit(_heap_built, op_budget=3000)(np.arange(10.0))
 
 
 def _made_read_only(z):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CofactorError, TracingError, UnsupportedError, internal, located, location_of, origin
+from ..errors import CofactorError, TracingError, UnsupportedError, internal, is_internal, located, location_of, origin
 from ..ir import ops
 from ..ir.core import Function, Module, OpBudgetExceeded, OutOfScope, insertion_point
 from ..ir.types import TensorType, is_supported_dtype
@@ -230,7 +230,7 @@ def _errors_for_users(context, fn):
         whys = dict(sorted((line, why) for line, why in around if why))
         raise TracingError(
             f"the traced program passed {e.args[0] - 1} operations, cf.jit's op_budget: the function would compile "
-            "for minutes or run out of memory"
+            "for minutes or run out of memory" + _recursion(e)
             + (f"; the Python loops at lines {', '.join(map(str, loops))} run unrolled (each iteration traced anew):"
                " give them a trip count known only at run time (a traced range), or vectorize them" if loops else "")
             + "".join(f"; the loop at line {line} could not be one rolled loop because {why}"
@@ -243,6 +243,23 @@ def _errors_for_users(context, fn):
         if kind == "deliberate" and not isinstance(e, CofactorError):
             raise located(e, location_of(e)) from None
         raise
+
+
+def _recursion(error) -> str:
+    """Why a trace that ran out of operations in a recursion did: the deepest user function it calls
+    itself in, if one is ten or more calls deep."""
+    depth, tb = {}, error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not code.co_name.startswith("__cf") and not is_internal(code.co_filename):
+            depth[code] = depth.get(code, 0) + 1
+        tb = tb.tb_next
+    code, calls = max(depth.items(), key=lambda item: item[1], default=(None, 0))
+    if calls < 10:
+        return ""
+    return (f"; the function {code.co_name} (line {code.co_firstlineno}) calls itself {calls} deep: a recursion whose "
+            "stop condition reads a traced value recurses on both branches of that if when traced (each branch is "
+            "traced), so it does not stop: write it as a loop")
 
 
 def _defined(fn) -> str:
