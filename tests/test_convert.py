@@ -494,6 +494,37 @@ def test_a_list_item_set_at_a_traced_index():
         compiled(np.arange(3.0), np.int64(3))
 
 
+def _updated_in_place_by_traced_index(m, k):
+    W = [m[0].copy(), m[1].copy(), m[2].copy()]
+    for _ in range(8):
+        W[k] += 1.0                           # (written through the item read: no Either of Eithers)
+    W[k], W[0] = W[0], W[k]                   # (a swap)
+    return W
+
+
+def test_a_list_item_updated_in_place_and_swapped_at_a_traced_index():
+    m = np.arange(6.0).reshape(3, 2)
+    for k in (0, 2):
+        want, got = _updated_in_place_by_traced_index(m, k), cf.jit(_updated_in_place_by_traced_index)(m, np.int64(k))
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def _bool_index(x):
+    return [10, 20][x[0] > 0]
+
+
+def _sliced_at(x):
+    return [1.0, 2.0, 3.0][:int(np.argmax(x))]
+
+
+def test_a_list_indexed_by_a_numpy_bool_or_sliced_at_a_traced_bound_is_an_error():
+    with pytest.raises(TypeError, match="list indices must be integers or slices, not numpy.bool"):
+        cf.jit(_bool_index)(np.ones(2))
+    with pytest.raises(cf.ConcretizationError, match="a list sliced at a traced bound"):
+        cf.jit(_sliced_at)(np.ones(2))
+
+
 def test_a_list_of_items_of_different_kinds_indexed_by_a_traced_integer_is_a_clear_error():
     for items in ([1, 2.0], [[1, 2], [3, 4]], [np.ones(2), np.ones(3)], []):
         with pytest.raises(cf.ConcretizationError, match="list indexed by a traced integer"):

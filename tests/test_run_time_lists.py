@@ -188,7 +188,7 @@ def test_an_empty_list_of_arrays_made_an_array_is_an_error_when_it_runs():
     compiled = cf.jit(f)
     m = np.ones((4, 3))
     np.testing.assert_array_equal(compiled(m), f(m))
-    with pytest.raises(cf.UnsupportedError, match=r"NumPy's has shape \(0,\)"):
+    with pytest.raises(cf.UnsupportedError, match=r"NumPy's is float64 of shape \(0,\)"):
         compiled(-m)
 
 
@@ -254,3 +254,68 @@ def test_a_comprehension_whose_test_python_decides_is_a_list_and_warns_of_no_loo
 
 def pairs_kept(x):
     return len([(i, v) for i, v in enumerate(x) if v > 0])
+
+
+def sorted_first(x, t):
+    r = (x.sort(), [v for v in x if v > t])   # (the sort runs first: the comprehension stays where it is)
+    return np.array(r[1])
+
+
+def walrus_first(x, t):
+    m = 0.0
+    return (m := x.max()) + sum(v for v in x if v > m / 2)
+
+
+def _centered(a):
+    a -= a.mean()
+    return a.std()
+
+
+def helper_first(x, t):
+    return _centered(x) + sum(1 for v in x if v > t)
+
+
+def stored_generator(x, t):
+    g = (v for v in x if v > t)               # (lazy: it sees the write below)
+    x *= 2
+    return sum(g)
+
+
+@pytest.mark.parametrize("fn", [sorted_first, walrus_first, helper_first, stored_generator],
+                         ids=lambda fn: fn.__name__)
+def test_a_comprehension_after_what_could_change_what_it_reads_is_not_moved_before_it(fn):
+    """Python evaluates a call or a := to its left first, and a stored generator expression later: moved
+    before the statement it read the values from before them (silently); where it stays, its traced test
+    is the clear error it was."""
+    with pytest.raises(cf.ConcretizationError, match="the if clause of the comprehension"):
+        cf.jit(fn)(np.array([0.5, -0.2, 0.9, 0.1, 0.3]), 0.0)
+
+
+def first_kept(x, t):
+    return next((v for v in x if v > t), -1.0), next(i for i in range(len(x)) if x[i] > -100)
+
+
+def empty_ints(x, t):
+    idx = []
+    for i in range(len(x)):
+        if x[i] > t:
+            idx.append(i)
+    return np.array(idx)
+
+
+def in_a_traced_branch(x, t):
+    n = 0
+    if x[0] > 0:
+        n = len([v for v in x if v > t])
+    return n
+
+
+def test_next_of_a_filtering_generator_an_empty_list_and_a_filter_in_a_branch():
+    x = np.array([-0.5, 0.2, 0.9])
+    for t in (0.0, 5.0):
+        _same(first_kept(x, t), cf.jit(first_kept)(x, t), "first_kept")
+        _same(in_a_traced_branch(x, t), cf.jit(in_a_traced_branch)(x, t), "in_a_traced_branch")
+        _same(in_a_traced_branch(-x, t), cf.jit(in_a_traced_branch)(-x, t), "in_a_traced_branch")
+    np.testing.assert_array_equal(np.asarray(cf.jit(empty_ints)(x, 0.0)), empty_ints(x, 0.0))
+    with pytest.raises(cf.UnsupportedError, match="NumPy's is float64 of shape"):  # (np.array([]) is float64)
+        cf.jit(empty_ints)(x, 5.0)

@@ -78,7 +78,8 @@ def call(fn, *args, **kwargs):
         return constructor(*args, **kwargs)
     if any(fn is f for f in _ITERATING):  # an outside list's items, read as its slots (a class's own __iter__, converted)
         args = tuple(outside.items(a if fn is reversed else _PROTOCOLS.iterated(a)) for a in args)
-        args = tuple(a.as_array() if defers_tracing(a) else a for a in args)  # (sum(out) of a list of run-time length)
+        args = tuple(a.as_array(numpy=False) if defers_tracing(a) else a for a in args)  # (sum(out) of a list of
+        #                                                                                     run-time length)
     handled = _through_protocols(fn, args, kwargs)
     if handled is not _NOT_HANDLED:
         return handled
@@ -132,6 +133,8 @@ def call(fn, *args, **kwargs):
     if fn is pow and len(args) == 3 and any(isinstance(a, TracedArray) for a in args):
         raise located(UnsupportedError("pow() with a modulus (three arguments) of traced numbers is not supported by "
                                        "cofactor: compute (a ** b) % m with NumPy where it cannot overflow"))
+    if fn is next and args and not kwargs and hasattr(type(args[0]), "first"):
+        return args[0].first(*args[1:])  # (a filtering generator expression's items: numpy/extent_lists.py)
     if fn is next and args:
         implicit.advanced(args[0])
     if fn is object.__getattribute__ and len(args) == 2 and not kwargs and outside.is_outside(args[0]):

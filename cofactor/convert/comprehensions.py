@@ -3,15 +3,17 @@
 ``[f(v) for v in x if v > 0]`` runs as Python when it is traced, so its test cannot be a traced value.
 Where such a comprehension (one ``for``, at least one ``if``: a filter) is evaluated once by its
 statement (the value of an assignment, an expression statement, a return, an if's test, a for
-loop's iterable), this pass writes it before the statement as the loop it stands for::
+loop's iterable), before anything in it that could change what it reads (a call, a ``:=``), this
+pass writes it before the statement as the loop it stands for::
 
     _cofactor_kept1 = []
     for _cofactor_v1 in x:
         if _cofactor_v1 > 0:
             _cofactor_kept1.append(f(_cofactor_v1))
 
-and the statement reads ``_cofactor_kept1`` (a generator expression reads ``iter(_cofactor_kept1)`` where it
-is a list, the list of run-time length itself where it is not: what ``sum``, ``max``, ``len`` take).
+and the statement reads ``_cofactor_kept1`` (a generator expression, where a builtin consumes it at
+once, reads ``iter(_cofactor_kept1)`` where it is a list, the list of run-time length itself where it
+is not: what ``sum``, ``max``, ``next`` take).
 The loop is converted as the user's own: a test of a traced value makes the list one of run-time
 length (tracing/histories.py), a test Python decides leaves it a list.  The comprehension's own
 variables are renamed, so that none leaks into the function, as in Python.  The names are not the
@@ -44,9 +46,7 @@ def hoist_filters(function_node, runtime: str):
                 case.body = in_block(case.body)
             loops = []
             for holder, field in _evaluated_once(stmt):
-                node = getattr(holder, field)
-                replacement = _replaced(node, loops, count, runtime)
-                setattr(holder, field, replacement)
+                setattr(holder, field, _Hoist(loops, count, runtime).expression(getattr(holder, field)))
             out += [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in loops] + [stmt]
         return out
     function_node.body = in_block(function_node.body)
@@ -62,26 +62,65 @@ def _evaluated_once(stmt):
         yield stmt, "iter"
 
 
-def _replaced(node, loops: list, count, runtime):
-    """``node`` with its filtering comprehensions (outside conditional parts) replaced by the lists
-    that ``loops`` (statements appended to it) build."""
-    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and _filters(node):
-        count[0] += 1
-        kept = f"_cofactor_kept{count[0]}"
-        loops += _loop(node, kept, count[0])
+class _Hoist:
+    """Replaces, in one statement's expression, the filtering comprehensions that Python evaluates
+    before anything that could change what they read (a call, a ``:=``: evaluated before them, in
+    Python's order, they stay where they are) by the lists that ``loops`` build; a generator expression
+    only where a call consumes it at once (``sum(v for v in x if v > t)``, not ``g = (...)``)."""
+
+    def __init__(self, loops: list, count, runtime):
+        self.loops, self.count, self.runtime = loops, count, runtime
+        self.settled = True  # nothing has run yet that a comprehension hoisted before it could miss
+
+    def expression(self, node, consumed=False):
+        if isinstance(node, ast.ListComp) and _filters(node) and self.settled or \
+                isinstance(node, ast.GeneratorExp) and _filters(node) and self.settled and consumed:
+            return self._hoisted(node)
+        if isinstance(node, _CONDITIONAL) or isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            self.settled = False  # (evaluated only where a test lets it, or later; or it binds or runs code)
+            return node
+        if isinstance(node, ast.Call):
+            node.func = self.expression(node.func)
+            node.args = [self.expression(a, consumed=isinstance(node.func, ast.Name) and node.func.id in _CONSUMERS)
+                         for a in node.args]
+            for keyword in node.keywords:
+                keyword.value = self.expression(keyword.value)
+            self.settled = self.settled and _changes_nothing(node)  # (else what follows may see what it changed)
+            return node
+        for field, value in ast.iter_fields(node):  # (Python's order of evaluation: the fields' order)
+            if isinstance(value, ast.AST):
+                setattr(node, field, self.expression(value))
+            elif isinstance(value, list):
+                setattr(node, field, [self.expression(v) if isinstance(v, ast.AST) else v for v in value])
+        return node
+
+    def _hoisted(self, node):
+        self.count[0] += 1
+        kept = f"_cofactor_kept{self.count[0]}"
+        self.loops += _loop(node, kept, self.count[0])
         read = ast.Name(kept, ast.Load())
         if isinstance(node, ast.GeneratorExp):
-            return ast.copy_location(ast.Call(ast.Attribute(ast.Name(runtime, ast.Load()), "generated", ast.Load()),
-                                              [read], []), node)
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name(self.runtime, ast.Load()), "generated",
+                                                            ast.Load()), [read], []), node)
         return ast.copy_location(read, node)
-    if isinstance(node, _CONDITIONAL):
-        return node  # (evaluated only where a test lets it, or later)
-    for field, value in ast.iter_fields(node):
-        if isinstance(value, ast.AST):
-            setattr(node, field, _replaced(value, loops, count, runtime))
-        elif isinstance(value, list):
-            setattr(node, field, [_replaced(v, loops, count, runtime) if isinstance(v, ast.AST) else v for v in value])
-    return node
+
+
+def _changes_nothing(call) -> bool:
+    """A call of a builtin or a NumPy function that computes a value and changes nothing (no out=)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in _PURE
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("np", "numpy") \
+        and func.attr not in _NUMPY_WRITERS and not any(k.arg == "out" for k in call.keywords)
+
+
+_PURE = {"len", "sum", "max", "min", "abs", "any", "all", "list", "tuple", "sorted", "round", "float", "int", "bool",
+         "complex", "range", "enumerate", "zip", "reversed", "isinstance", "divmod", "pow", "next"}
+_NUMPY_WRITERS = {"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "random", "seed"}
+
+# Builtins that consume an iterable they are given at once (a generator expression among their arguments
+# may be a list made before the call).
+_CONSUMERS = {"sum", "max", "min", "any", "all", "list", "tuple", "sorted", "set", "frozenset", "next"}
 
 
 def _filters(node) -> bool:

@@ -97,6 +97,7 @@ class _Scope:
 class _RouteOuterReads(ast.NodeTransformer):
     def __init__(self):
         self.scopes: list[_Scope] = []
+        self.count = 0  # (the unpackings into items made so far: their temporaries' names)
 
     def _outside(self, name) -> bool:
         for scope in reversed(self.scopes):
@@ -160,6 +161,10 @@ class _RouteOuterReads(ast.NodeTransformer):
         if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
             node.value = outer_call("unpacked", [node.value], node.value)
         target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, (ast.Tuple, ast.List)) and \
+                all(isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)) for e in target.elts) and \
+                any(isinstance(e, ast.Subscript) and not _generated(e.value) for e in target.elts):
+            return self._unpacked_into_items(node, target.elts)
         if len(node.targets) == 1 and isinstance(target, ast.Attribute) and not _generated(target.value):
             call = outer_call("set_attribute", [target.value, ast.Constant(target.attr), node.value], node)
             return ast.copy_location(ast.Expr(call), node)
@@ -168,6 +173,23 @@ class _RouteOuterReads(ast.NodeTransformer):
             call = outer_call("set_item", [node.value, target.value, _index(target.slice)], node)
             return ast.copy_location(ast.Expr(call), node)
         return node
+
+    def _unpacked_into_items(self, node, targets):
+        """``lst[k], lst[0] = lst[0], lst[k]``: the values unpacked into temporaries (Python's count check),
+        then each stored in order as its own assignment would (a list item at a traced index: set_item)."""
+        self.count += 1
+        temps = [f"__cf_unpacked{self.count}_{k}" for k in range(len(targets))]
+        stored = [ast.Assign([ast.Tuple([ast.Name(t, ast.Store()) for t in temps], ast.Store())], node.value)]
+        for target, temp in zip(targets, temps):
+            value = ast.Name(temp, ast.Load())
+            if isinstance(target, ast.Subscript) and not _generated(target.value) and not _starred(target.slice):
+                stored.append(ast.Expr(outer_call("set_item", [value, target.value, _index(target.slice)], node)))
+            elif isinstance(target, ast.Attribute) and not _generated(target.value):
+                stored.append(ast.Expr(outer_call("set_attribute", [target.value, ast.Constant(target.attr), value],
+                                                  node)))
+            else:
+                stored.append(ast.Assign([target], value))
+        return [ast.copy_location(s, node) for s in stored]
 
     def visit_Delete(self, node):
         """``del obj[k]``: the program's own ``__delitem__`` runs as converted code."""
@@ -384,6 +406,10 @@ class Outer(Protocols):
         if built is not None:  # (np.r_[a, 0.0, b], np.mgrid[0:3]: arrays the function makes)
             return built(key)
         if type(key) is slice and type(container) in (list, tuple):
+            if any(isinstance(b, TracedArray) for b in (key.start, key.stop, key.step)):
+                raise located(ConcretizationError(
+                    f"a {type(container).__name__} sliced at a traced bound: its length would be known only when the "
+                    "compiled function runs (hold the items in an array and slice it, np.asarray(items)[a:b])"))
             return outside.sliced(container, key)
         if isinstance(container, (list, tuple)) and isinstance(key, TracedArray) and key.ndim == 0:
             return chosen_item(container, key)

@@ -303,6 +303,11 @@ class Protocols:
         hook = own_hook(container, "__delitem__")
         if hook is not None:
             self.call(hook, container, key)
+        elif type(container) is list and isinstance(key, (TracedArray, slice)) and \
+                any(isinstance(b, TracedArray) for b in ((key.start, key.stop, key.step) if type(key) is slice else (key,))):
+            raise located(ConcretizationError(
+                "del of a list item at a traced index: the list's length and items would be known only when the "
+                "compiled function runs (keep the items in an array and mask them, items[np.arange(n) != k])"))
         else:
             _del_item(container, key)
 

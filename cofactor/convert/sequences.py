@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import ConcretizationError, located
 from ..ir import ops
 from ..ir.core import Value
-from ..tracing import outside
+from ..tracing import context, outside
 from ..tracing.array import Either, TracedArray, defers_tracing
 from ..tracing.checks import numpy_error_if
 from ..tracing.histories import item_kind
@@ -25,6 +25,8 @@ def chosen_item(sequence, key: TracedArray):
     """``sequence[key]``."""
     items = outside.items(sequence)
     chosen = _picked(items, _picked_index(type(sequence).__name__, len(items), key))
+    if isinstance(chosen, Either):  # (W[k] += 1 writes W[k] back: already done, through the Either)
+        _picks().append((chosen, sequence, key))
     if chosen is None:
         raise located(ConcretizationError(
             f"a {type(sequence).__name__} indexed by a traced integer, whose items are " +
@@ -37,6 +39,8 @@ def chosen_item(sequence, key: TracedArray):
 def set_chosen_item(sequence: list, key: TracedArray, value, store):
     """``sequence[key] = value``: ``store(sequence, k, item)`` sets each item ``k``."""
     items = outside.items(sequence)
+    if any(value is either and sequence is held and key is by for either, held, by in _picks()):
+        return  # (the item read at the same index, written through: W[k] += v)
     picked = _picked_index("list assignment", len(items), key)
     every = [None if defers_tracing(x) else item_kind(x) for x in [*items, value]]
     kinds = {kind if kind is None else (kind[:2], kind[3]) for kind in every}  # (a Python float and a float64)
@@ -57,10 +61,17 @@ def set_chosen_item(sequence: list, key: TracedArray, value, store):
             store(sequence, k, Either(ops.convert(here, np.int32), [item, value]))
 
 
+def _picks() -> list:
+    """(Either, sequence, key) of the items read at traced indices in this trace."""
+    return context.current().per_trace("items picked by traced indices", list)
+
+
 def _picked_index(name: str, n: int, key: TracedArray) -> Value:
     """The int32 index in range that ``key`` picks among ``n`` items; Python's IndexError where none."""
-    if key.dtype.kind not in "iub":
-        raise located(TypeError(f"{name.split()[0]} indices must be integers or slices, not {key.dtype}"))
+    if key.dtype.kind not in "iu" and key.weak is not bool:  # (a NumPy bool is no index; a Python bool is)
+        shown = key.stands_for()
+        shown = shown.__name__ if shown.__module__ == "builtins" else f"numpy.{shown.__name__}"
+        raise located(TypeError(f"{name.split()[0]} indices must be integers or slices, not {shown}"))
     k = ops.convert(key.value, np.int64)
     zero, size, least = (ops.constant(np.asarray(v, np.int64)) for v in (0, n, -n))
     numpy_error_if(ops.binary("stablehlo.or", ops.compare(k, least, "LT"), ops.compare(k, size, "GE")),

@@ -419,8 +419,9 @@ class Bounded:
             _unsupported(f"ndarray.{name}")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def as_array(self) -> "Bounded":
-        """What NumPy makes of it (a list of run-time length is a list of its items: numpy/extent_lists.py)."""
+    def as_array(self, numpy=True) -> "Bounded":
+        """What NumPy makes of it (``numpy``; else what Python's builtins iterate: a list of run-time length is a
+        list of its items, numpy/extent_lists.py)."""
         return self
 
     def valid(self, axes=None) -> Value | None:

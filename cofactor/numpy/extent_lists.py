@@ -54,6 +54,27 @@ class RunTimeList(Bounded):
         """``if out:``: whether it holds an item (a traced Python bool)."""
         return TracedArray(ops.compare(self.windows[0].length, _const(0), "GT"), scalar=True, weak=bool)
 
+    def first(self, *default):
+        """``next()`` of a filtering generator expression's iterator (convert/comprehensions.py): its first
+        item, else ``default`` (a number of its items' kind), else Python's StopIteration when the program runs."""
+        shape, empty = self.data.shape[1:], ops.compare(self.windows[0].length, _const(0), "EQ")
+        if default and (not self.scalar_items or item_kind(default[0]) is None or
+                        item_kind(default[0])[1].kind not in "biuf"):
+            raise located(UnsupportedError(
+                "next() of a generator expression that filters on traced values, with a default that is not a number: "
+                "which of them it gives is known only when the compiled function runs"))
+        if self.data.shape[0] == 0:
+            if default:
+                return default[0]
+            raise StopIteration
+        row = ops.reshape(ops.slice(self.data.value, (0,) * self.ndim, (1, *shape)), shape)
+        if not default:
+            numpy_error_if(empty, StopIteration)
+            return TracedArray(row, scalar=self.scalar_items, weak=self.weak_items)
+        other = ops.constant(np.asarray(default[0], self.dtype))
+        weak = self.weak_items if type(default[0]) is self.weak_items else None
+        return TracedArray(ops.select(empty, other, row), scalar=True, weak=weak)
+
     def __getitem__(self, index):
         if isinstance(index, tuple) or isinstance(index, (Bounded, np.ndarray, list)) or \
                 isinstance(index, TracedArray) and index.ndim:
@@ -86,15 +107,16 @@ class RunTimeList(Bounded):
         self.windows = [Window(zero, add(length, _const(1)))] + self.windows[1:]
         self._selection = None
 
-    def as_array(self) -> Bounded:
-        """The array NumPy makes of it: its items, not the list (a write to the array does not reach it).
-        Of no arrays, NumPy's has shape (0,), not that of no rows: an error when the program runs."""
-        if not self.scalar_items:
-            rows = self.data.shape[1:]
+    def as_array(self, numpy=True) -> Bounded:
+        """The array NumPy makes of it (``numpy``; else the items Python's sum / max / min take): its items,
+        not the list (a write to the array does not reach it).  Of no items, NumPy's is float64 of shape (0,),
+        whatever the items would have been: unless they are float64 numbers, an error when the program runs."""
+        if numpy and (not self.scalar_items or self.dtype != np.float64):
+            made = f"(0, {', '.join(map(str, self.data.shape[1:]))})" if not self.scalar_items else str(self.dtype)
             numpy_error_if(ops.compare(self.windows[0].length, _const(0), "EQ"), lambda: UnsupportedError(
-                f"an empty list of arrays of shape {rows}, appended to under a traced condition in a loop, made into an "
-                "array: NumPy's has shape (0,), which cofactor cannot give it (its arrays have a run-time length "
-                f"along the first axis only, here (0, {', '.join(map(str, rows))})): test len() of the list first"))
+                "an empty list, appended to under a traced condition in a loop, made into an array: NumPy's is float64 "
+                f"of shape (0,), which cofactor cannot give it (it would be {made}, as the items are): test len() of "
+                "the list first"))
         return Bounded(TracedArray(self.data.value), self.windows)
 
     def copy(self):

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import TracingError, located
 from ..ir import ops
-from ..ir.core import Operation, Value
+from ..ir.core import Operation, Value, insertion_point
 from ..pytree import flatten
 from . import context
 from .array import Either, TracedArray
@@ -130,12 +130,13 @@ class History:
         carries them), older than every region; returns the arrays it replaces."""
         shape, dtype, _, _ = self.kind
         old = [a for a in (self.buffer, self.count) if a is not None]
-        if self.counted:
-            self.per_trip = max(self.per_trip, self.calls, 1)
-            self.count = TracedArray(ops.constant(np.zeros((), np.int64)))
-            self.count.serial = -1
-        self.buffer = TracedArray(ops.constant(np.zeros((self.trips * (self.per_trip if self.counted else 1),
-                                                         *shape), dtype)))
+        with insertion_point(context.current().entry_block()):  # (a loop inside a traced branch: seen after it)
+            if self.counted:
+                self.per_trip = max(self.per_trip, self.calls, 1)
+                self.count = TracedArray(ops.constant(np.zeros((), np.int64)))
+                self.count.serial = -1
+            self.buffer = TracedArray(ops.constant(np.zeros((self.trips * (self.per_trip if self.counted else 1),
+                                                             *shape), dtype)))
         self.buffer.serial = -1
         return old
 
