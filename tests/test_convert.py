@@ -525,6 +525,20 @@ def test_a_list_indexed_by_a_numpy_bool_or_sliced_at_a_traced_bound_is_an_error(
         cf.jit(_sliced_at)(np.ones(2))
 
 
+def _closest_pair(P):
+    i, j = np.triu_indices(len(P), k=1)       # NumPy arrays made in the function, at traced indices and masks
+    d = np.linalg.norm(P[i] - P[j], axis=1)
+    k = np.argmin(d)
+    return i[k], j[k], i[d > d.mean()], np.hanning(5)[k % 5]
+
+
+def test_a_numpy_array_made_in_the_function_indexed_by_traced_values():
+    P = rng.normal(size=(6, 2))
+    want, got = _closest_pair(P), cf.jit(_closest_pair)(P)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
 def test_a_list_of_items_of_different_kinds_indexed_by_a_traced_integer_is_a_clear_error():
     for items in ([1, 2.0], [[1, 2], [3, 4]], [np.ones(2), np.ones(3)], []):
         with pytest.raises(cf.ConcretizationError, match="list indexed by a traced integer"):

@@ -35,9 +35,11 @@ import operator
 import sys
 import types
 
+import numpy as np
+
 from ..errors import ConcretizationError, UnsupportedError, forwards_calls, located
 from ..tracing import context, implicit, outside
-from ..tracing.array import TracedArray
+from ..tracing.array import TracedArray, constant, defers_tracing
 from ..tracing.dispatch import INDEXED
 from .protocols import Protocols, cofactors_own, own_hook
 from .sequences import chosen_item
@@ -428,6 +430,9 @@ class Outer(Protocols):
         if isinstance(container, collections.defaultdict) and isinstance(factory, types.FunctionType) and \
                 outside.is_outside(container) and not outside.has(container, key, "item"):
             container[key] = self.call(factory)  # (defaultdict(lambda: np.zeros(2)): made as converted code)
+        if type(container) is np.ndarray and any(isinstance(k, TracedArray) or defers_tracing(k)
+                                                 for k in (key if type(key) is tuple else (key,))):
+            container = constant(container)  # (np.triu_indices(n)'s arrays, made by NumPy, at a traced index)
         try:
             value = _item(container, key)
         except (KeyError, IndexError):

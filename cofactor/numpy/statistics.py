@@ -525,6 +525,14 @@ def bincount(x, weights=None, minlength=0):
         _require_cast(as_data(weights), np.float64)
         if np.shape(as_data(weights)) != np.shape(as_data(x)):
             raise ValueError("The weights and list don't have the same length.")
+        if not as_data(x).size:  # (NumPy's: of no values, int zeros, whatever the weights)
+            return wrap(full((minlength,), 0, np.intp))
+        if isinstance(x, Bounded):
+            numpy_error_if(ops.compare(x.windows[0].length, ops.constant(np.zeros((), np.int64)), "EQ"),
+                           lambda: UnsupportedError(
+                               "numpy.bincount with weights of no values (an empty selection): NumPy's result is then "
+                               "int64 zeros, whatever the weights, which cofactor cannot give a result that is float64 "
+                               "where there are values: test the length first"))
         if isinstance(x, Bounded) or isinstance(weights, Bounded):
             (x, weights), windows = aligned([x, weights])
             valid = Bounded(x, windows).valid()

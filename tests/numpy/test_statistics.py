@@ -194,10 +194,21 @@ def test_bincount():
         # np.array(...) in a compiled function is a compile-time constant: its length is known.
         return (np.bincount(x, minlength=12), np.bincount(x, weights=w, minlength=10),
                 np.bincount(np.array([3, 1, 1, 0])), np.bincount(np.array([2, 0]), minlength=5),
-                np.bincount(x[:0]), np.bincount(np.array([1, 1]), weights=w[:2]))
+                np.bincount(x[:0]), np.bincount(np.array([1, 1]), weights=w[:2]),
+                np.bincount(x[:0], weights=w[:0], minlength=3))   # (NumPy's: int zeros, whatever the weights)
 
     check(counts, sample((6,), np.int64, "pos"), sample((6,)))
     check(lambda x: np.bincount(x, minlength=3), sample((4,), np.uint8, "unit"))
+
+
+def test_bincount_with_weights_of_an_empty_selection_is_an_error_when_it_runs():
+    """Its dtype would depend on the data: int64 where nothing is selected, float64 elsewhere."""
+    def grouped(k, w, t):
+        return np.bincount(k[w > t], weights=w[w > t], minlength=3)
+    k, w = np.array([0, 1, 2, 1]), np.array([0.1, 0.5, 0.9, 0.3])
+    check(grouped, k, w, 0.2)
+    with pytest.raises(cf.UnsupportedError, match="NumPy's result is then int64"):
+        cf.jit(grouped)(k, w, 5.0)
 
 
 def test_bincount_of_negative_constants_is_an_error():
