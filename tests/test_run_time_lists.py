@@ -319,3 +319,21 @@ def test_next_of_a_filtering_generator_an_empty_list_and_a_filter_in_a_branch():
     np.testing.assert_array_equal(np.asarray(cf.jit(empty_ints)(x, 0.0)), empty_ints(x, 0.0))
     with pytest.raises(cf.UnsupportedError, match="NumPy's is float64 of shape"):  # (np.array([]) is float64)
         cf.jit(empty_ints)(x, 5.0)
+
+
+def group_sums(x, labels):
+    sums = []
+    for c in np.unique(labels):               # a loop of a run-time trip count: every append counts
+        sums.append(x[labels == c].sum())
+    repeated = []
+    values, counts = np.unique(labels, return_counts=True)
+    for c, n in zip(values, counts):
+        if n > 1:
+            repeated.append(c)
+    return np.array(sums), len(sums), repeated
+
+
+def test_a_list_a_loop_over_an_array_of_run_time_length_appends_to():
+    x = np.arange(8.0)
+    for labels in (np.array([3, 1, 3, 7, 1, 1, 9, 3]), np.array([2, 4, 6, 8, 1, 3, 5, 7])):
+        _same(group_sums(x, labels), cf.jit(group_sums)(x, labels), "group_sums")

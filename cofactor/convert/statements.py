@@ -537,7 +537,8 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         _rolled(iterable.start, iterable.stop, iterable.step, body_fn, *loop, fallback=False)
         return
     if defers_tracing(iterable):  # an array whose length is known only at run time: that many trips
-        _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False)
+        _rolled(0, iterable.shape[0], 1, lambda i: body_fn(iterable[i]), *loop, fallback=False,
+                capacity=iterable.data.shape[0])
         return
     if isinstance(iterable, ArrayIteration) and iterable.taken == 0:
         why = (rolls or _too_long(iterable.trips)) and _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)),
@@ -548,7 +549,8 @@ def for_(iterable, body_fn, get, set_, names, line, broke=None, rebinds=(), slic
         _python_loop(iterable, body_fn, broke, line, why or None, iterable.trips)
         return
     if isinstance(iterable, RunTimeIteration):
-        _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop, fallback=False)
+        _rolled(0, iterable.trips, 1, lambda i: body_fn(iterable.item(i)), *loop, fallback=False,
+                capacity=min(a.data.shape[0] if defers_tracing(a) else a.shape[0] for a in iterable.arrays))
         return
     if type(iterable) is _RANGE_ITERATOR:  # reversed(range(n)), iter(range(n)): the range it has left, used up
         _, (rest,), taken = iterable.__reduce__()
@@ -683,14 +685,15 @@ def _holds(cell, value) -> bool:
 
 
 def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, rebinds, appended=(),
-            fallback=True, warn=True) -> str | None:
+            fallback=True, warn=True, capacity=None) -> str | None:
     """Trace ``for i in range(start, stop, step): body(i)`` as one stablehlo.while, its counter
     traced; None when it did.
 
     With ``fallback`` (a static range), a body that cannot be one rolled loop (it needs ``i`` as a
     Python number, ``range(i)``, a list index; a list grows in it) returns why, so that the caller
     unrolls the loop instead; and when the range is not empty, the variables the loop assigns keep
-    their last values after it, as in Python.
+    their last values after it, as in Python.  ``capacity``: the most trips a loop of a run-time
+    trip count makes (over an array of run-time length), whose appends the lists it collects count.
     """
     # The counter counts iterations from 0 up and is carried first: Enzyme's reverse mode finds the
     # trip count only from there, and only so (a loop from 1, or counting down, is not differentiable).
@@ -729,7 +732,9 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
         bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
-    histories = [History(items, trips, rebind) for items, rebind in appended] if fallback and broke is None else []
+    histories = [] if broke is not None else [History(items, trips, rebind) for items, rebind in appended] \
+        if fallback else [History(items, capacity, rebind, counted=True) for items, rebind in appended] \
+        if capacity is not None else []
 
     def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,

@@ -42,12 +42,13 @@ class History:
     """A list a rolled loop of ``trips`` trips may append one value to per trip; ``rebind(value)``
     makes the list's variable hold ``value`` (None where it cannot: the list cannot count)."""
 
-    def __init__(self, items: list, trips: int, rebind=None):
+    def __init__(self, items: list, trips: int, rebind=None, counted=False):
         self.items, self.trips, self.length, self.rebind = items, trips, len(items), rebind
         self.kind = None    # (shape, dtype, Python number type or None, scalar) of the values, once seen
         self.buffer = None  # the rows, carried by the loop once the kind is known
         self.held_at = None  # the leaf of the loop's variables that holds the value appended, if one does
-        self.counted = False  # whether it counts (appends under a traced condition)
+        self.counted = counted  # whether it counts (appends under a traced condition, or in a loop of a
+        #                         run-time trip count: ``trips`` is then the most it makes)
         self.count = None     # the counter of a counting history's rows (an int64 0-d array the loop carries)
         self.per_trip = 0     # the appends of a trip a counting history's buffer has rows for
         self.calls = 0        # the appends of the trip being traced
