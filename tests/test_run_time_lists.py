@@ -337,3 +337,29 @@ def test_a_list_a_loop_over_an_array_of_run_time_length_appends_to():
     x = np.arange(8.0)
     for labels in (np.array([3, 1, 3, 7, 1, 1, 9, 3]), np.array([2, 4, 6, 8, 1, 3, 5, 7])):
         _same(group_sums(x, labels), cf.jit(group_sums)(x, labels), "group_sums")
+
+
+def skipped_by_continue(x):
+    out = []
+    for v in x:
+        if v < 0:
+            continue                          # (the append after it is under a traced test)
+        out.append(v * 2)
+    return np.array(out)
+
+
+def until_a_break(x):
+    out, kept = [], []
+    for i in range(len(x)):
+        if x[i] > 2:
+            break                             # (how many trips run is known only at run time)
+        out.append(x[i])
+        if x[i] > 0:
+            kept.append(i)
+    return np.array(out), kept
+
+
+def test_a_loop_with_a_continue_or_a_break_that_appends():
+    for x in (np.array([0.5, -1.0, 1.5, 3.0, 0.7]), np.array([3.5, 1.0]), np.array([-1.0, 0.5, 1.0])):
+        _same(skipped_by_continue(x), cf.jit(skipped_by_continue)(x), "skipped_by_continue")
+        _same(until_a_break(x), cf.jit(until_a_break)(x), "until_a_break")

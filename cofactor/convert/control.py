@@ -632,8 +632,11 @@ def _appended_only(body) -> tuple:
 
 
 def _appends_under_a_test(body, names) -> bool:
-    """Whether ``body`` appends to one of ``names`` under an if or a while (a filter: how many values
-    it collects may be known only when the program runs)."""
+    """Whether ``body`` appends to one of ``names`` under an if or a while, or has a continue or a break
+    of its own, which appends after it are under (a filter: how many values it collects may be known only
+    when the program runs)."""
+    if names and any(isinstance(node, (ast.Continue, ast.Break)) for node in _walk(body, (ast.For, ast.While, *_SCOPES))):
+        return True
     def appends(node):
         call = node.value if isinstance(node, ast.Expr) else None
         return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \

@@ -693,7 +693,8 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     Python number, ``range(i)``, a list index; a list grows in it) returns why, so that the caller
     unrolls the loop instead; and when the range is not empty, the variables the loop assigns keep
     their last values after it, as in Python.  ``capacity``: the most trips a loop of a run-time
-    trip count makes (over an array of run-time length), whose appends the lists it collects count.
+    trip count makes (over an array of run-time length); it and a loop that may break count the
+    appends to the lists they collect.
     """
     # The counter counts iterations from 0 up and is carried first: Enzyme's reverse mode finds the
     # trip count only from there, and only so (a loop from 1, or counting down, is not differentiable).
@@ -732,9 +733,11 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
         # Enzyme's reverse mode needs a static trip count: run every iteration the range allows.
         bound = _options().bound if traced_range else len(range(start, stop, step))
         _check_bound(bound, f"the for loop at line {line} over a traced range")
-    histories = [] if broke is not None else [History(items, trips, rebind) for items, rebind in appended] \
-        if fallback else [History(items, capacity, rebind, counted=True) for items, rebind in appended] \
-        if capacity is not None else []
+    # (a loop that may break, or of a run-time trip count, counts its appends: how many trips it makes is
+    # known only when the program runs)
+    most = trips if fallback else capacity
+    histories = [] if most is None else [History(items, most, rebind, counted=broke is not None or not fallback)
+                                         for items, rebind in appended]
 
     def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,
