@@ -363,3 +363,23 @@ def test_a_loop_with_a_continue_or_a_break_that_appends():
     for x in (np.array([0.5, -1.0, 1.5, 3.0, 0.7]), np.array([3.5, 1.0]), np.array([-1.0, 0.5, 1.0])):
         _same(skipped_by_continue(x), cf.jit(skipped_by_continue)(x), "skipped_by_continue")
         _same(until_a_break(x), cf.jit(until_a_break)(x), "until_a_break")
+
+
+def filters_in_loops(x, m):
+    k, total = 0, 0.0
+    while total < 5.0 and k < 10:             # (a traced loop around a filter: traced again, the same buffer)
+        total += len([v for v in x if v > k * 0.1])
+        k += 1
+    best = 0.0
+    for row in m:
+        positives = [v for v in row if v > 0]
+        if positives:
+            best += max(positives)
+    return total, k, best
+
+
+def test_filters_inside_loops():
+    rng = np.random.default_rng(1)
+    for x in (np.array([0.05, 0.35, 0.9, -1.0]), np.array([0.95, 0.9, 0.8, 0.99])):
+        m = rng.normal(size=(4, 3))
+        _same(filters_in_loops(x, m), cf.jit(filters_in_loops)(x, m), "filters_in_loops")

@@ -13,7 +13,7 @@ pass writes it before the statement as the loop it stands for::
 
 and the statement reads ``_cofactor_kept1`` (a generator expression, where a builtin consumes it at
 once, reads ``iter(_cofactor_kept1)`` where it is a list, the list of run-time length itself where it
-is not: what ``sum``, ``max``, ``next`` take).
+is not: what ``sum``, ``max``, ``next`` take), which is None after it.
 The loop is converted as the user's own: a test of a traced value makes the list one of run-time
 length (tracing/histories.py), a test Python decides leaves it a list.  The comprehension's own
 variables are renamed, so that none leaks into the function, as in Python.  The names are not the
@@ -47,7 +47,11 @@ def hoist_filters(function_node, runtime: str):
             loops = []
             for holder, field in _evaluated_once(stmt):
                 setattr(holder, field, _Hoist(loops, count, runtime).expression(getattr(holder, field)))
-            out += [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in loops] + [stmt]
+            # (the lists let go after the statement: a loop around it carries none of them, which would be a list
+            # at its start and of run-time length at its end)
+            released = [ast.Assign([ast.Name(s.targets[0].id, ast.Store())], ast.Constant(None)) for s in loops
+                        if isinstance(s, ast.Assign)] if not isinstance(stmt, ast.Return) else []
+            out += [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in [*loops, stmt, *released]]
         return out
     function_node.body = in_block(function_node.body)
 

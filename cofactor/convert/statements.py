@@ -736,8 +736,9 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     # (a loop that may break, or of a run-time trip count, counts its appends: how many trips it makes is
     # known only when the program runs)
     most = trips if fallback else capacity
-    histories = [] if most is None else [History(items, most, rebind, counted=broke is not None or not fallback)
-                                         for items, rebind in appended]
+    histories = [] if most is None else [History(items, most, rebind, counted=broke is not None or not fallback,
+                                                 site=(scope.frame.f_code, line, k))
+                                         for k, (items, rebind) in enumerate(appended)]
 
     def roll():
         control.while_loop(cond, body, ("loop counter",) + tuple(names), get_all, set_all, scope, line,

@@ -42,8 +42,8 @@ class History:
     """A list a rolled loop of ``trips`` trips may append one value to per trip; ``rebind(value)``
     makes the list's variable hold ``value`` (None where it cannot: the list cannot count)."""
 
-    def __init__(self, items: list, trips: int, rebind=None, counted=False):
-        self.items, self.trips, self.length, self.rebind = items, trips, len(items), rebind
+    def __init__(self, items: list, trips: int, rebind=None, counted=False, site=None):
+        self.items, self.trips, self.length, self.rebind, self.site = items, trips, len(items), rebind, site
         self.kind = None    # (shape, dtype, Python number type or None, scalar) of the values, once seen
         self.buffer = None  # the rows, carried by the loop once the kind is known
         self.held_at = None  # the leaf of the loop's variables that holds the value appended, if one does
@@ -131,15 +131,29 @@ class History:
         carries them), older than every region; returns the arrays it replaces."""
         shape, dtype, _, _ = self.kind
         old = [a for a in (self.buffer, self.count) if a is not None]
-        with insertion_point(context.current().entry_block()):  # (a loop inside a traced branch: seen after it)
-            if self.counted:
-                self.per_trip = max(self.per_trip, self.calls, 1)
-                self.count = TracedArray(ops.constant(np.zeros((), np.int64)))
-                self.count.serial = -1
-            self.buffer = TracedArray(ops.constant(np.zeros((self.trips * (self.per_trip if self.counted else 1),
-                                                             *shape), dtype)))
-        self.buffer.serial = -1
+        if self.counted:
+            self.per_trip = max(self.per_trip, self.calls, 1)
+        rows = self.trips * (self.per_trip if self.counted else 1)
+        # The loop's site keeps its arrays: traced again (a loop around it retried), the loop writes the
+        # arrays it wrote before, which that loop then carries, not new ones at every attempt.
+        made = context.current().per_trace(("history", self.site, rows, shape, dtype, self.counted), self._made)
+        self.buffer, self.count = made
+        if self.count is not None:
+            self.count.value = ops.constant(np.zeros((), np.int64))
         return old
+
+    def _made(self):
+        """The buffer (and counter), in the function's entry block (a loop inside a traced branch: seen after
+        it), older than every region."""
+        shape, dtype, _, _ = self.kind
+        with insertion_point(context.current().entry_block()):
+            count = TracedArray(ops.constant(np.zeros((), np.int64))) if self.counted else None
+            buffer = TracedArray(ops.constant(np.zeros((self.trips * (self.per_trip if self.counted else 1), *shape),
+                                                       dtype)))
+        for made in (count, buffer):
+            if made is not None:
+                made.serial = -1
+        return buffer, count
 
     def carried(self) -> list:
         return [a for a in (self.buffer, self.count) if a is not None]
