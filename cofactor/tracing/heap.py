@@ -195,9 +195,11 @@ class Heap:
                 advice = "preallocate an array instead (out = np.zeros(n) before it, out[i] = ... in it)" \
                     if any(isinstance(x, TracedArray) for x in flatten(added)[0]) else \
                     "change it outside the branch or loop, or preallocate an array (out[i] = ...)"
+                lists = " (a list of the function's own that a for loop only appends to, numbers or new arrays of one " \
+                    "kind, not reading it in the loop, may grow there: README, Run-time lengths)" if kind == "list" else ""
                 raise located(TracingError(
                     f"a {kind} changes length in {where}, which is compiled once for every way it can run (which "
-                    f"branch, how many iterations), so the {kind}'s length would be wrong: {advice}"))
+                    f"branch, how many iterations), so the {kind}'s length would be wrong: {advice}{lists}"))
             made = _made_attribute(c, contents)
             if made is not None:
                 raise located(TracingError(
