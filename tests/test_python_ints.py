@@ -276,8 +276,13 @@ def _math_misc(x):
     return math.floor(float(x[0])) + 1, math.atan2(float(x[0]), 1.0), math.isnan(float(x[0])), math.cos(x[0])
 
 
+def _normal_cdf(x):  # (Black-Scholes without SciPy)
+    return 0.5 * (1.0 + math.erf(float(x[0]) / math.sqrt(2.0))), math.erfc(float(x[0]))
+
+
 @pytest.mark.parametrize("fn, x", [(_math_sqrt, [4.0]), (_math_sqrt, [-4.0]), (_math_log, [8.0]), (_math_log, [0.0]),
-                                   (_math_exp, [1000.0]), (_math_exp, [0.5]), (_math_misc, [2.7])])
+                                   (_math_exp, [1000.0]), (_math_exp, [0.5]), (_math_misc, [2.7]),
+                                   (_normal_cdf, [0.7]), (_normal_cdf, [-2.5])])
 def test_math_functions_of_traced_python_numbers_are_pythons(fn, x):
     x = np.array(x)
     try:

@@ -515,8 +515,15 @@ def _math_functions() -> dict:
              "atanh": np.arctanh, "atan2": np.arctan2, "fabs": np.fabs}
     functions = {getattr(math, n): numpy.get(n) or getattr(np, n) for n in names}
     functions.update({math.pow: np.power, math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc,
-                      math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite})
+                      math.isnan: np.isnan, math.isinf: np.isinf, math.isfinite: np.isfinite,
+                      math.erf: _special("chlo.erf"), math.erfc: _special("chlo.erfc")})
     return functions
+
+
+def _special(name):
+    """A function NumPy has no ufunc for (math.erf: a normal CDF without SciPy), as its CHLO op."""
+    from .array import TracedArray
+    return lambda x: TracedArray(ops.unary(name, x.value))
 
 
 MATH = _math_functions()  # Python's math functions -> NumPy's, for traced Python numbers
