@@ -16,11 +16,23 @@ def draws(rng):
         "exponential": rng.exponential(2.0, size=N),
         "integers": rng.integers(2, 12, size=N),
         "choice_p": rng.choice(3, size=N, p=[0.2, 0.5, 0.3]),
+        "lognormal": rng.lognormal(0.5, 0.7, N),
+        "laplace": rng.laplace(1.0, 2.0, N),
+        "logistic": rng.logistic(0.0, 1.5, N),
+        "gumbel": rng.gumbel(1.0, 2.0, N),
+        "rayleigh": rng.rayleigh(2.0, N),
+        "weibull": rng.weibull(1.5, N),
+        "pareto": rng.pareto(3.0, N),
+        "power": rng.power(2.5, N),
+        "standard_cauchy": rng.standard_cauchy(N),
+        "geometric": rng.geometric(0.3, N),
+        "multivariate_normal": rng.multivariate_normal([1.0, -1.0], [[2.0, 0.8], [0.8, 1.0]], N)[:, 1],
     }
 
 
 SUPPORT = {"random": (0, 1), "uniform": (-1, 4), "exponential": (0, np.inf), "integers": (2, 12),
-           "choice_p": (0, 3)}
+           "choice_p": (0, 3), "lognormal": (0, np.inf), "rayleigh": (0, np.inf), "weibull": (0, np.inf),
+           "pareto": (0, np.inf), "power": (0, 1.0000001), "geometric": (1, np.inf)}
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +42,8 @@ def samples():
 
 
 @pytest.mark.parametrize("name", ["random", "standard_normal", "normal", "uniform", "exponential",
-                                  "integers", "choice_p"])
+                                  "integers", "choice_p", "lognormal", "laplace", "logistic", "gumbel", "rayleigh",
+                                  "weibull", "pareto", "power", "standard_cauchy", "geometric", "multivariate_normal"])
 def test_same_distribution_as_numpy(samples, name):
     got, want = samples[0][name], samples[1][name]
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -116,11 +129,11 @@ def _binomial(x):
     return np.random.binomial(10, 0.5, size=x.shape) + x
 
 
-def _multivariate_normal(x):
-    return np.random.multivariate_normal(np.zeros(2), np.eye(2), size=3)
+def _gamma(x):
+    return np.random.gamma(2.0, size=3)
 
 
-@pytest.mark.parametrize("draw", [_poisson, _binomial, _multivariate_normal], ids=lambda f: f.__name__[1:])
+@pytest.mark.parametrize("draw", [_poisson, _binomial, _gamma], ids=lambda f: f.__name__[1:])
 def test_the_global_generators_other_distributions_are_refused_not_drawn_once(draw):
     """(NumPy drew them while tracing: the same numbers at every call, with a warning.)"""
     with pytest.raises(cf.UnsupportedError, match=f"numpy.random.{draw.__name__[1:]} is not supported"):
@@ -167,6 +180,10 @@ def _bootstrap(rng, x):
     (lambda rng, x: rng.choice(2, p=np.array([1.0, 0.0]) + x[:2] * 0.5), "Probabilities are not non-negative"),
     (lambda rng, x: rng.choice(3, size=2, replace=False, p=np.array([1.0, 0.0, 0.0]) + x[:3] * 0), "Fewer non-zero"),
     (lambda rng, x: rng.choice(x[:0]), "a cannot be empty"),
+    (lambda rng, x: rng.lognormal(0.0, x[0]), "sigma < 0"),
+    (lambda rng, x: rng.weibull(x[0]), "a < 0"),
+    (lambda rng, x: rng.pareto(x[0] + 1.0), "a <= 0"),
+    (lambda rng, x: rng.geometric(x[0] + 2.5), "p <= 0, p > 1"),
 ])
 def test_numpys_argument_errors_of_the_distributions(draw, message):
     x = -np.ones(3)

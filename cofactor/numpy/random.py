@@ -106,6 +106,79 @@ class TracedGenerator:
         _check(np.less(scale, 0), "scale < 0")
         return self._scaled(self.standard_exponential, 0.0, scale, size)
 
+    # --- distributions by transforming uniform, exponential or normal draws (NumPy's distributions) ---------
+
+    def _transformed(self, draw, transform, params, size, python=float):
+        """``transform(draw(shape), *params)``: one draw per element of ``size`` (or of the parameters'
+        broadcast shape)."""
+        shape = _size(size) if size is not None else np.broadcast_shapes(*(np.shape(p) for p in params))
+        return _one(transform(draw(shape), *params), size, python)
+
+    def _uniform_open(self, shape):
+        return wrap(self._unit(shape, open_low=True))  # (in (0, 1): every logarithm below is finite)
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None):
+        _check(np.less(sigma, 0), "sigma < 0")
+        return self._transformed(self.standard_normal, lambda z, m, s: np.exp(np.add(np.multiply(z, s), m)),
+                                 (mean, sigma), size)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        _check(np.less(scale, 0), "scale < 0")
+        def transform(u, loc, scale):
+            centered = np.subtract(u, 0.5)
+            return np.subtract(loc, np.multiply(np.multiply(scale, np.sign(centered)),
+                                                np.log1p(np.multiply(-2.0, np.abs(centered)))))
+        return self._transformed(self._uniform_open, transform, (loc, scale), size)
+
+    def logistic(self, loc=0.0, scale=1.0, size=None):
+        _check(np.less(scale, 0), "scale < 0")
+        return self._transformed(self._uniform_open, lambda u, loc, scale: np.add(
+            loc, np.multiply(scale, np.log(np.divide(u, np.subtract(1.0, u))))), (loc, scale), size)
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None):
+        _check(np.less(scale, 0), "scale < 0")
+        return self._transformed(self._uniform_open, lambda u, loc, scale: np.subtract(
+            loc, np.multiply(scale, np.log(np.negative(np.log(u))))), (loc, scale), size)
+
+    def rayleigh(self, scale=1.0, size=None):
+        _check(np.less(scale, 0), "scale < 0")
+        return self._transformed(self.standard_exponential, lambda e, scale: np.multiply(
+            scale, np.sqrt(np.multiply(2.0, e))), (scale,), size)
+
+    def weibull(self, a, size=None):
+        _check(np.less(a, 0), "a < 0")
+        return self._transformed(self.standard_exponential, lambda e, a: np.power(e, np.divide(1.0, a)), (a,), size)
+
+    def pareto(self, a, size=None):
+        _check(np.less_equal(a, 0), "a <= 0")
+        return self._transformed(self.standard_exponential, lambda e, a: np.expm1(np.divide(e, a)), (a,), size)
+
+    def power(self, a, size=None):
+        _check(np.less_equal(a, 0), "a <= 0")
+        return self._transformed(self.standard_exponential, lambda e, a: np.power(
+            np.negative(np.expm1(np.negative(e))), np.divide(1.0, a)), (a,), size)
+
+    def standard_cauchy(self, size=None):
+        return self._transformed(self._uniform_open, lambda u: np.tan(np.multiply(np.pi, np.subtract(u, 0.5))),
+                                 (), size)
+
+    def geometric(self, p, size=None):
+        _check(np.logical_not(np.logical_and(np.greater(p, 0), np.less_equal(p, 1))),
+               "p <= 0, p > 1 or p contains NaNs")
+        return self._transformed(self.standard_exponential, lambda e, p: np.maximum(np.ceil(np.divide(
+            np.negative(e), np.log1p(np.negative(p)))), 1).astype(np.int64), (p,), size, python=int)
+
+    def multivariate_normal(self, mean, cov, size=None, check_valid="warn", tol=1e-8, *, method="svd"):
+        """``mean + z @ A.T`` with ``A A.T = cov`` (from its eigenvectors: a covariance that is only positive
+        semi-definite too): NumPy's distribution, from another factor of ``cov`` than its SVD's."""
+        mean, cov = asarray(mean).astype(np.float64), asarray(cov).astype(np.float64)
+        if mean.ndim != 1 or cov.shape != (mean.shape[0], mean.shape[0]):
+            raise ValueError("mean and cov must have same length" if mean.ndim == 1 else "mean must be 1 dimensional")
+        w, v = np.linalg.eigh(cov)
+        factor = np.multiply(v, np.sqrt(np.maximum(w, 0.0)))
+        z = self.standard_normal(_size(size) + mean.shape)
+        return np.add(np.matmul(z, np.transpose(factor)), mean)
+
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         if high is None:
             low, high = 0, low
@@ -286,7 +359,8 @@ _legacy("randn", "standard_normal", shape_from_args=True)
 for _name in ["random", "random_sample", "ranf", "sample"]:
     _legacy(_name, "random")
 for _name in ["uniform", "normal", "standard_normal", "exponential", "standard_exponential",
-              "choice", "permutation", "shuffle"]:
+              "choice", "permutation", "shuffle", "lognormal", "laplace", "logistic", "gumbel", "rayleigh", "weibull",
+              "pareto", "power", "standard_cauchy", "geometric", "multivariate_normal"]:
     _legacy(_name, _name)
 
 
