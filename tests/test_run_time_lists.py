@@ -383,3 +383,16 @@ def test_filters_inside_loops():
     for x in (np.array([0.05, 0.35, 0.9, -1.0]), np.array([0.95, 0.9, 0.8, 0.99])):
         m = rng.normal(size=(4, 3))
         _same(filters_in_loops(x, m), cf.jit(filters_in_loops)(x, m), "filters_in_loops")
+
+
+def rows_joined(m):
+    rows = []
+    for i in range(m.shape[0]):
+        if m[i].sum() > 0:
+            rows.append(m[i] * 2.0)
+    return np.vstack(rows), np.stack(rows, axis=1), np.concatenate(rows), np.hstack(rows), np.column_stack(rows)
+
+
+def test_the_rows_a_filter_collected_joined_by_numpy():
+    m = np.array([[1.0, 2, 3], [-5, 1, 1], [0.5, 0.5, 0.5], [-1, -1, -1]])
+    _same(rows_joined(m), cf.jit(rows_joined)(m), "rows_joined")

@@ -47,6 +47,9 @@ _ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted
               frozenset)
 
 
+_JOINS = (np.stack, np.vstack, np.hstack, np.concatenate, np.column_stack, np.row_stack)
+
+
 def _collected(items: list, args, kwargs) -> bool:
     """Whether a rolled loop being traced took ``items.append(*args)`` (tracing/histories.py)."""
     history = context.current().collecting.get(id(items)) if context.is_tracing() else None
@@ -76,6 +79,8 @@ def call(fn, *args, **kwargs):
         kwargs = {k: outside.contents(_PROTOCOLS.as_array(v)) for k, v in kwargs.items()}
     if constructor is not None:
         return constructor(*args, **kwargs)
+    if fn in _JOINS and args and defers_tracing(args[0]):  # (np.vstack(rows) of a list of run-time length: its rows,
+        return args[0].__array_function__(fn, (type(args[0]),), args, kwargs)  # which NumPy's dispatcher would iterate)
     if any(fn is f for f in _ITERATING):  # an outside list's items, read as its slots (a class's own __iter__, converted)
         args = tuple(outside.items(a if fn is reversed else _PROTOCOLS.iterated(a)) for a in args)
         args = tuple(a.as_array(numpy=False) if defers_tracing(a) else a for a in args)  # (sum(out) of a list of

@@ -16,7 +16,7 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ._core import asarray, axis_index, value
-from .extent import (Bounded, Window, _const, _unsupported, add, as_data, bounded, operation, shifted, sub,
+from .extent import (Bounded, Window, _binary, _const, _unsupported, add, as_data, bounded, operation, shifted, sub,
                      traced_int)
 from .extent_ops import aligned, sort, transpose
 from .statistics import _middle, _quantile_of_sorted, quantile_arguments
@@ -85,12 +85,28 @@ operation(np.percentile)(_quantile("percentile", percent=True))
 
 # --- joins ------------------------------------------------------------------------------------------------
 
+def _rows_of(arrays):
+    """An array of run-time length given where NumPy takes a sequence of arrays (``np.vstack(rows)`` of
+    a list of run-time length of rows, numpy/extent_lists.py): the list of its rows, as NumPy reads it."""
+    return isinstance(arrays, Bounded) and arrays.windows[0] is not None
+
+
 @operation(np.concatenate)
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """The pieces one after another along ``axis``, where each may have a run-time length; a piece
     with a run-time length along another axis is lined up with the others there."""
     if out is not None:
         _unsupported("numpy.concatenate with out=")
+    if _rows_of(arrays):  # (its rows joined along their first axis: its first two axes made one)
+        if axis != 0 or arrays.ndim < 2 or any(w is not None for w in arrays.windows[1:]):
+            _unsupported("numpy.concatenate of the rows of an array of run-time length, other than along axis 0")
+        rows = arrays
+        data = shifted(rows.data.value, 0, sub(_const(0), rows.windows[0].start), rows.data.shape[0])
+        k = rows.data.shape[1]
+        joined = TracedArray(ops.reshape(data, (rows.data.shape[0] * k, *rows.data.shape[2:])))
+        result = Bounded(joined, [Window(_const(0), _binary("stablehlo.multiply", rows.windows[0].length, _const(k)))]
+                         + [None] * (joined.ndim - 1))
+        return result if dtype is None else result.astype(dtype)
     arrays = [np.ravel(a) for a in arrays] if axis is None else list(arrays)
     ax = axis_index(0 if axis is None else axis, np.ndim(as_data(arrays[0])))
     moved = [np.moveaxis(a, ax, 0) if isinstance(a, Bounded) else np.moveaxis(as_data(a), ax, 0) for a in arrays]
@@ -115,20 +131,28 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Arrays of one run-time length (np.stack(np.nonzero(m), axis=1)) lined up lane for lane, side by side."""
     if out is not None:
         _unsupported("numpy.stack with out=")
+    if _rows_of(arrays):  # (its rows side by side along ``axis``: the rows' axis moved there)
+        stacked = np.moveaxis(np.copy(arrays), 0, axis_index(axis, arrays.ndim))
+        return stacked if dtype is None else stacked.astype(dtype)
     lined_up, windows = aligned(list(arrays))
     result = np.stack([as_data(a) for a in lined_up], axis=axis, dtype=dtype, casting=casting)
     ax = axis_index(axis, result.ndim)
     return bounded(result, windows[:ax] + [None] + windows[ax:])
 
 
+def _piece_rank(tup) -> int:
+    """The rank of the pieces of a join (of a row, where ``tup`` is an array of run-time length of rows)."""
+    return as_data(tup).ndim - 1 if _rows_of(tup) else np.ndim(as_data(tup[0]))
+
+
 @operation(np.column_stack)
 def column_stack(tup):
-    return stack(tup, axis=1) if np.ndim(as_data(tup[0])) == 1 else concatenate(tup, axis=1)
+    return stack(tup, axis=1) if _piece_rank(tup) == 1 else concatenate(tup, axis=1)
 
 
 @operation(np.vstack, np.row_stack)
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    if np.ndim(as_data(tup[0])) == 1:
+    if _piece_rank(tup) == 1:
         return stack(tup, axis=0, dtype=dtype, casting=casting)
     return concatenate(tup, axis=0, dtype=dtype, casting=casting)
 
@@ -142,7 +166,7 @@ def append(arr, values, axis=None):
 
 @operation(np.hstack)
 def hstack(tup, *, dtype=None, casting="same_kind"):
-    return concatenate(tup, axis=0 if np.ndim(as_data(tup[0])) == 1 else 1, dtype=dtype, casting=casting)
+    return concatenate(tup, axis=0 if _piece_rank(tup) == 1 else 1, dtype=dtype, casting=casting)
 
 
 @operation(np.diff)
