@@ -184,6 +184,7 @@ def _bootstrap(rng, x):
     (lambda rng, x: rng.weibull(x[0]), "a < 0"),
     (lambda rng, x: rng.pareto(x[0] + 1.0), "a <= 0"),
     (lambda rng, x: rng.geometric(x[0] + 2.5), "p <= 0, p > 1"),
+    (lambda rng, x: rng.laplace(np.zeros((2, 1)), np.ones(3), size=(3,)), "Output size"),
 ])
 def test_numpys_argument_errors_of_the_distributions(draw, message):
     x = -np.ones(3)
@@ -218,3 +219,8 @@ def test_default_rng_of_a_generator_is_that_generator():
         return rng.standard_normal(n)
     f, rng = cf.jit(simulate), np.random.default_rng(0)
     assert not np.array_equal(np.asarray(f(3, rng)), np.asarray(f(3, rng)))
+
+
+def test_weibull_of_a_zero_shape_is_zero():
+    got = cf.jit(lambda rng: rng.weibull(np.array([0.0, 2.0]), size=(3, 2)))(np.random.default_rng(0))
+    assert np.all(np.asarray(got)[:, 0] == 0) and np.all(np.isfinite(np.asarray(got)))

@@ -396,3 +396,69 @@ def rows_joined(m):
 def test_the_rows_a_filter_collected_joined_by_numpy():
     m = np.array([[1.0, 2, 3], [-5, 1, 1], [0.5, 0.5, 0.5], [-1, -1, -1]])
     _same(rows_joined(m), cf.jit(rows_joined)(m), "rows_joined")
+
+
+def _collect_into(x, t, out):
+    for v in x:
+        if v > t:
+            out.append(v)
+
+
+def filled_by_a_helper(x, t):
+    out = []
+    _collect_into(x, t, out)                 # (the caller holds the list: not collected, a clear error)
+    return len(out)
+
+
+def held_by_a_tuple(x, t):
+    out = []
+    pair = (out, 0)                           # (a tuple holds it: a clear error)
+    for v in x:
+        if v > t:
+            out.append(v)
+    return len(pair[0])
+
+
+def written_through_a_positional_out(x, t):
+    return np.sum(np.abs(x, x)) + sum(1 for v in x if v > t)   # (np.abs(x, x) writes x first)
+
+
+def stops_at_the_first(x, t):
+    return next((x[i + 1] - x[i] for i in range(len(x)) if x[i] > t), 0.0)   # (x[i + 1] past the end later)
+
+
+@pytest.mark.parametrize("fn, error", [(filled_by_a_helper, cf.TracingError), (held_by_a_tuple, cf.TracingError),
+                                       (written_through_a_positional_out, cf.ConcretizationError),
+                                       (stops_at_the_first, cf.ConcretizationError)],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_what_a_collected_list_or_a_moved_comprehension_would_get_wrong_is_a_clear_error(fn, error):
+    """(Each gave a wrong answer, silently, or an error Python does not raise: the caller's list stayed empty,
+    the tuple's too, the comprehension read x before np.abs wrote it, every item's x[i + 1] was read.)"""
+    with pytest.raises(error):
+        cf.jit(fn)(np.array([1.0, -2.0, 3.0, -4.0]), 0.5)
+
+
+_X32, _I8 = np.ones(2, np.float32), np.ones(2, np.int8)
+
+
+def python_numbers_summed(x, t):
+    kept = []
+    for v in x:
+        if v > t:
+            kept.append(float(v))
+    return _X32 * sum(kept), _I8 + sum(1 for v in x if v > t), _X32 * max(kept), sum(kept, 0.0)
+
+
+def returns_when_tested(x, t):
+    if len([v for v in x if v > t]) > 1:
+        return 1
+    return 0
+
+
+def test_sums_of_python_numbers_and_a_filter_in_an_if_test():
+    x = np.array([0.5, -1.0, 0.9])
+    _same(python_numbers_summed(x, 0.0), cf.jit(python_numbers_summed)(x, 0.0), "python_numbers_summed")
+    with pytest.raises(cf.UnsupportedError, match="Python's is the int 0"):   # (the path decides its type)
+        cf.jit(python_numbers_summed)(x, 5.0)
+    for t in (0.0, 2.0):
+        _same(returns_when_tested(x, t), cf.jit(returns_when_tested)(x, t), "returns_when_tested")

@@ -50,6 +50,14 @@ _ITERATING = (zip, enumerate, list, tuple, reversed, iter, sum, any, all, sorted
 _JOINS = (np.stack, np.vstack, np.hstack, np.concatenate, np.column_stack, np.row_stack)
 
 
+def _arrays_within(value):
+    """The lists of run-time length in a list or tuple NumPy is given (``np.concatenate([[100], out])``) as
+    the arrays NumPy makes of them (an empty one of ints an error: NumPy's is float64)."""
+    if type(value) in (list, tuple) and any(defers_tracing(x) for x in value):
+        return type(value)(x.as_array() if defers_tracing(x) else x for x in value)
+    return value
+
+
 def _collected(items: list, args, kwargs) -> bool:
     """Whether a rolled loop being traced took ``items.append(*args)`` (tracing/histories.py)."""
     history = context.current().collecting.get(id(items)) if context.is_tracing() else None
@@ -75,10 +83,15 @@ def call(fn, *args, **kwargs):
     except TypeError:  # unhashable callables
         constructor = None
     if constructor is not None or _from_numpy(fn):  # (np.stack(self.frames): an outside list's items, read as slots)
-        args = tuple(outside.contents(_PROTOCOLS.as_array(a)) for a in args)
-        kwargs = {k: outside.contents(_PROTOCOLS.as_array(v)) for k, v in kwargs.items()}
+        explicit = kwargs.get("dtype") is not None or constructor is not None and len(args) > 1 and args[1] is not None
+        args = tuple(_arrays_within(outside.contents(_PROTOCOLS.as_array(a, numpy=not explicit))) for a in args)
+        kwargs = {k: _arrays_within(outside.contents(_PROTOCOLS.as_array(v))) for k, v in kwargs.items()}
     if constructor is not None:
         return constructor(*args, **kwargs)
+    if any(fn is f for f in (sum, max, min)) and args and hasattr(type(args[0]), "python_result") and \
+            not (kwargs.keys() - {"start", "default"}):  # (of a list of run-time length: Python's numbers)
+        start = len(args) > 1 or "start" in kwargs
+        return args[0].python_result(fn, call(fn, args[0].as_array(numpy=False), *args[1:], **kwargs), start)
     if fn in _JOINS and args and defers_tracing(args[0]):  # (np.vstack(rows) of a list of run-time length: its rows,
         return args[0].__array_function__(fn, (type(args[0]),), args, kwargs)  # which NumPy's dispatcher would iterate)
     if any(fn is f for f in _ITERATING):  # an outside list's items, read as its slots (a class's own __iter__, converted)

@@ -23,6 +23,9 @@ list is the program's, whose length a traced branch must not change unseen.
 from __future__ import annotations
 
 import ast
+import inspect
+
+import numpy as np
 
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -51,6 +54,12 @@ def hoist_filters(function_node, runtime: str):
             # at its start and of run-time length at its end)
             released = [ast.Assign([ast.Name(s.targets[0].id, ast.Store())], ast.Constant(None)) for s in loops
                         if isinstance(s, ast.Assign)] if not isinstance(stmt, ast.Return) else []
+            if isinstance(stmt, ast.If) and loops:  # (let go before the branches, which may return or break)
+                count[0] += 1
+                tested = f"_cofactor_test{count[0]}"
+                loops.append(ast.Assign([ast.Name(tested, ast.Store())], stmt.test))
+                stmt.test = ast.Name(tested, ast.Load())
+                loops, released = loops + released, []
             out += [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in [*loops, stmt, *released]]
         return out
     function_node.body = in_block(function_node.body)
@@ -76,17 +85,18 @@ class _Hoist:
         self.loops, self.count, self.runtime = loops, count, runtime
         self.settled = True  # nothing has run yet that a comprehension hoisted before it could miss
 
-    def expression(self, node, consumed=False):
+    def expression(self, node, consumed=None):
         if isinstance(node, ast.ListComp) and _filters(node) and self.settled or \
-                isinstance(node, ast.GeneratorExp) and _filters(node) and self.settled and consumed:
+                isinstance(node, ast.GeneratorExp) and _filters(node) and self.settled and consumed and \
+                (consumed not in _SHORT_CIRCUITS or _cannot_fail(node)):
             return self._hoisted(node)
         if isinstance(node, _CONDITIONAL) or isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             self.settled = False  # (evaluated only where a test lets it, or later; or it binds or runs code)
             return node
         if isinstance(node, ast.Call):
             node.func = self.expression(node.func)
-            node.args = [self.expression(a, consumed=isinstance(node.func, ast.Name) and node.func.id in _CONSUMERS)
-                         for a in node.args]
+            consumer = node.func.id if isinstance(node.func, ast.Name) and node.func.id in _CONSUMERS else None
+            node.args = [self.expression(a, consumed=consumer) for a in node.args]
             for keyword in node.keywords:
                 keyword.value = self.expression(keyword.value)
             self.settled = self.settled and _changes_nothing(node)  # (else what follows may see what it changed)
@@ -110,17 +120,44 @@ class _Hoist:
 
 
 def _changes_nothing(call) -> bool:
-    """A call of a builtin or a NumPy function that computes a value and changes nothing (no out=)."""
+    """A call of a builtin or a NumPy function that computes a value and changes nothing (no out=, by
+    keyword or by position: ``np.negative(x, x)``)."""
     func = call.func
     if isinstance(func, ast.Name):
         return func.id in _PURE
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("np", "numpy") \
-        and func.attr not in _NUMPY_WRITERS and not any(k.arg == "out" for k in call.keywords)
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("np", "numpy")
+            and func.attr not in _NUMPY_WRITERS and not any(k.arg == "out" for k in call.keywords)):
+        return False
+    fn = getattr(np, func.attr, None)
+    if isinstance(fn, np.ufunc):
+        return len(call.args) <= fn.nin
+    try:
+        parameters = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return len(call.args) <= 1
+    return "out" not in parameters or len(call.args) <= parameters.index("out")
 
 
 _PURE = {"len", "sum", "max", "min", "abs", "any", "all", "list", "tuple", "sorted", "round", "float", "int", "bool",
          "complex", "range", "enumerate", "zip", "reversed", "isinstance", "divmod", "pow", "next"}
 _NUMPY_WRITERS = {"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "random", "seed"}
+
+def _cannot_fail(node) -> bool:
+    """Whether a generator expression's element and tests do nothing that can fail or be seen: evaluated
+    for every item, where ``next``, ``any`` and ``all`` stop at the first that decides (``x[i + 1]`` past
+    the end, a method's side effect), they would give another answer."""
+    targets = {n.id for n in ast.walk(node.generators[0].target) if isinstance(n, ast.Name)}
+    for part in (node.elt, *node.generators[0].ifs):
+        for n in ast.walk(part):
+            if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE) or \
+                    isinstance(n, ast.Subscript) and not (isinstance(n.slice, ast.Name) and n.slice.id in targets) or \
+                    isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) or \
+                    isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
+                return False
+    return True
+
+
+_SHORT_CIRCUITS = {"next", "any", "all"}
 
 # Builtins that consume an iterable they are given at once (a generator expression among their arguments
 # may be a list made before the call).

@@ -224,11 +224,12 @@ class Protocols:
         hook = own_hook(key, "__index__")
         return self.call(hook, key) if hook is not None else key
 
-    def as_array(self, x):
-        """``x`` as NumPy converts it: an object of the program's own class by its ``__array__``, converted."""
+    def as_array(self, x, numpy=True):
+        """``x`` as NumPy converts it: an object of the program's own class by its ``__array__``, converted
+        (``numpy``: with NumPy's dtype where that of a list's items is not: numpy/extent_lists.py)."""
         hook = own_hook(x, "__array__")
         if hook is None and defers_tracing(x):
-            return x.as_array()  # (a list of run-time length: the array of its items, numpy/extent_lists.py)
+            return x.as_array(numpy)  # (a list of run-time length: the array of its items, numpy/extent_lists.py)
         return self.call(hook, x) if hook is not None else x
 
     def total(self, items, start=0):

@@ -6,6 +6,7 @@ import collections
 import collections.abc
 import contextlib
 import functools
+import gc
 import sys
 import types
 import warnings
@@ -664,8 +665,24 @@ def _appended_lists(frame, names, body_fn) -> list:
     closures = [cell for name, fn in local.items() if isinstance(fn, types.FunctionType)
                 and not name.startswith(GENERATED) for cell in fn.__closure__ or ()]
     cells = dict(zip(body_fn.__code__.co_freevars, body_fn.__closure__ or ()))
-    return [(v, _rebinding(cells.get(n))) for n, v in own if type(v) is list and sum(x is v for x in local.values()) == 1
-            and not any(_holds(cell, v) for cell in closures)]
+    return [(pair[1], _rebinding(cells.get(pair[0]))) for pair in own if type(pair[1]) is list
+            and sum(x is pair[1] for x in local.values()) == 1 and not any(_holds(cell, pair[1]) for cell in closures)
+            and _held_only_by_the_function(pair[1], frame, local, pair)]
+
+
+def _held_only_by_the_function(items: list, frame, local: dict, pair: tuple) -> bool:
+    """Whether nothing but the function's own frames (its converted code's and its branches' and loops',
+    ``frame`` up to the first that is not generated) and cells hold ``items``: not its caller (a list
+    passed to a helper that fills it), nor a tuple, a list, a dict or an object (which would keep the
+    list, not what the loop makes of it); ``pair``: the (name, list) that asks."""
+    own, f = set(), frame
+    while f is not None:
+        own.add(id(f))
+        if not f.f_code.co_name.startswith(GENERATED):
+            break
+        f = f.f_back
+    return all(id(r) in own or r is local or r is pair or isinstance(r, types.CellType)
+               for r in gc.get_referrers(items))
 
 
 def _rebinding(cell):

@@ -22,6 +22,7 @@ from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import MAKERS
 from ..tracing.histories import item_kind
+from ..tracing.path_numbers import PYTHON_DTYPES, PathNumber
 from .extent import Bounded, Window, _const, add
 
 
@@ -71,9 +72,36 @@ class RunTimeList(Bounded):
         if not default:
             numpy_error_if(empty, StopIteration)
             return TracedArray(row, scalar=self.scalar_items, weak=self.weak_items)
-        other = ops.constant(np.asarray(default[0], self.dtype))
-        weak = self.weak_items if type(default[0]) is self.weak_items else None
-        return TracedArray(ops.select(empty, other, row), scalar=True, weak=weak)
+        item = TracedArray(row, scalar=True, weak=self.weak_items)
+        python = type(default[0])
+        if self.weak_items is None and python in (int, float) and np.asarray(python()).dtype.kind == self.dtype.kind:
+            # (a NumPy scalar where it found one, the default Python number where not: a number whose kind
+            # the path decides, tracing/path_numbers.py)
+            one = PathNumber.one_value(self.dtype, python)
+            return PathNumber(ops.select(empty, ops.constant(np.asarray(default[0], self.dtype)), row), python,
+                              None if one else ops.constant(np.asarray(default[0], PYTHON_DTYPES[python])),
+                              None if one else empty, weak=None)
+        if python is not self.weak_items:  # (its type would be the path's: the item's, or the default's)
+            numpy_error_if(empty, lambda: UnsupportedError(
+                f"next() of a filtering generator expression that found nothing, whose default ({default[0]!r}) is of "
+                "another type than its items: which type it gives is known only when the compiled function runs"))
+            return item
+        return TracedArray(ops.select(empty, ops.constant(np.asarray(default[0], self.dtype)), row), scalar=True,
+                           weak=self.weak_items)
+
+    def python_result(self, builtin, result, start: bool):
+        """``sum`` / ``max`` / ``min`` of its items (``result``, of the array of its items) as Python's of its
+        Python numbers: one of their type (an int for bools' sum); a sum of no floats without a ``start`` is
+        Python's int 0, whose type the path decides: an error when the program runs."""
+        if self.weak_items is None or not isinstance(result, TracedArray):
+            return result
+        weak = int if self.weak_items is bool and builtin is sum else self.weak_items
+        if builtin is sum and weak is not int and not start:
+            numpy_error_if(ops.compare(self.windows[0].length, _const(0), "EQ"), lambda: UnsupportedError(
+                "sum() of an empty list of Python floats, appended to under a traced condition: Python's is the int "
+                "0, where it is a float for a list that is not empty: give sum a start of the items' type, "
+                "sum(out, 0.0)"))
+        return TracedArray(ops.convert(ops.reshape(result.value, ()), np.asarray(weak()).dtype), scalar=True, weak=weak)
 
     def __getitem__(self, index):
         if isinstance(index, tuple) or isinstance(index, (Bounded, np.ndarray, list)) or \

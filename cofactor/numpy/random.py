@@ -85,7 +85,7 @@ class TracedGenerator:
                                     full(shape, math.sqrt(2), dtype))), size, float)
 
     def _scaled(self, draw, loc, scale, size):
-        shape = _size(size) if size is not None else np.broadcast_shapes(np.shape(loc), np.shape(scale))
+        shape = _fitted_size(size, loc, scale)
         return _one(np.add(np.multiply(draw(shape), scale), loc), size, float)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
@@ -111,7 +111,7 @@ class TracedGenerator:
     def _transformed(self, draw, transform, params, size, python=float):
         """``transform(draw(shape), *params)``: one draw per element of ``size`` (or of the parameters'
         broadcast shape)."""
-        shape = _size(size) if size is not None else np.broadcast_shapes(*(np.shape(p) for p in params))
+        shape = _fitted_size(size, *params)
         return _one(transform(draw(shape), *params), size, python)
 
     def _uniform_open(self, shape):
@@ -147,7 +147,8 @@ class TracedGenerator:
 
     def weibull(self, a, size=None):
         _check(np.less(a, 0), "a < 0")
-        return self._transformed(self.standard_exponential, lambda e, a: np.power(e, np.divide(1.0, a)), (a,), size)
+        return self._transformed(self.standard_exponential, lambda e, a: np.where(  # (a == 0: NumPy's 0)
+            np.equal(a, 0), 0.0, np.power(e, np.divide(1.0, np.where(np.equal(a, 0), 1.0, a)))), (a,), size)
 
     def pareto(self, a, size=None):
         _check(np.less_equal(a, 0), "a <= 0")
@@ -249,6 +250,21 @@ class TracedGenerator:
             picks = np.sum(np.expand_dims(u, -1) >= cdf, axis=-1)
             picks = np.minimum(picks, n - 1)
         return _one(np.take(population, picks, axis=0), size, int if isinstance(a, numbers.Integral) else None)
+
+
+def _fitted_size(size, *params) -> tuple:
+    """The draws' shape: ``size``, which the parameters' broadcast shape must fit (NumPy's error), or that."""
+    inputs = np.broadcast_shapes(*(np.shape(p) for p in params))
+    if size is None:
+        return inputs
+    shape = _size(size)
+    try:
+        fits = np.broadcast_shapes(shape, inputs) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"Output size {shape} is not compatible with broadcast dimensions of inputs {inputs}.")
+    return shape
 
 
 def _check(failed, message):

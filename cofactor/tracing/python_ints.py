@@ -536,6 +536,8 @@ def python_math(fn, args):
     error"), raised after the call.  ``math.log(x[, base])`` is natural log over log of the base."""
     import math
     from .array import TracedArray
+    if any(isinstance(a, TracedArray) and a.ndim for a in args):  # (Python's float() of it: NumPy's error)
+        raise located(TypeError("only 0-dimensional arrays can be converted to Python scalars"))
     values = [python_float(a) if isinstance(a, TracedArray) else float(a) for a in args]
     if fn is math.log:
         base = {2.0: np.log2, 10.0: np.log10}.get(values[1]) if len(values) == 2 and type(values[1]) is float else None
