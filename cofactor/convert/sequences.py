@@ -18,7 +18,7 @@ from ..ir.core import Value
 from ..tracing import context, outside
 from ..tracing.array import Either, TracedArray, defers_tracing
 from ..tracing.checks import numpy_error_if
-from ..tracing.histories import item_kind
+from ..tracing.histories import item_kind, item_value
 
 
 def chosen_item(sequence, key: TracedArray):
@@ -51,11 +51,11 @@ def set_chosen_item(sequence: list, key: TracedArray, value, store):
             "the items in an array and set it, values[k] = v, or choose with np.where)"))
     (shape, dtype), scalar = kinds.pop()
     weak = every[0][2] if len({kind[2] for kind in every}) == 1 else None
-    new = value.value if isinstance(value, TracedArray) else ops.constant(np.asarray(value, dtype))
+    new = item_value(value, dtype)
     for k, item in enumerate(items):
         here = ops.compare(picked, ops.constant(np.asarray(k, np.int32)), "EQ")
         if scalar:
-            old = item.value if isinstance(item, TracedArray) else ops.constant(np.asarray(item, dtype))
+            old = item_value(item, dtype)
             store(sequence, k, TracedArray(ops.reshape(ops.select(here, new, old), ()), scalar=True, weak=weak))
         else:
             store(sequence, k, Either(ops.convert(here, np.int32), [item, value]))
@@ -90,7 +90,7 @@ def _picked(items: list, picked: Value):
     shape, dtype, weak, scalar = kinds.pop()
     if not scalar:
         return Either(picked, items)
-    values = [item.value if isinstance(item, TracedArray) else ops.constant(np.asarray(item, dtype)) for item in items]
+    values = [item_value(item, dtype) for item in items]
     chosen = values[-1]
     for k in range(len(items) - 2, -1, -1):
         chosen = ops.select(ops.compare(picked, ops.constant(np.asarray(k, np.int32)), "EQ"), values[k], chosen)

@@ -21,7 +21,7 @@ from ..tracing import context
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.dispatch import MAKERS
-from ..tracing.histories import item_kind
+from ..tracing.histories import item_kind, item_value
 from ..tracing.path_numbers import PYTHON_DTYPES, PathNumber
 from .extent import Bounded, Window, _const, add
 
@@ -126,7 +126,7 @@ class RunTimeList(Bounded):
                 "append() of an item of another kind to a list whose length is known only at run time (its items "
                 "are numbers of one type or arrays of one shape and dtype)"))
         shape = self.data.shape[1:]
-        row = v.value if isinstance(v, TracedArray) else ops.constant(np.asarray(v, self.dtype))
+        row = item_value(v, self.dtype)
         grown = ops.concatenate([self.data.value, ops.reshape(row, (1, *shape))], 0)
         zero = _const(0)
         length = self.windows[0].length

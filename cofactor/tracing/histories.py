@@ -22,7 +22,7 @@ A list appended to under a traced condition in the loop (``if x[i] > 0: out.appe
 grows by a number of values known only when the program runs.  Such a history *counts*: every
 append of the loop's (``append``) writes its value at the row of a carried counter and adds one to
 it, as array writes that traced branches carry (the list itself does not change while traced), and
-after the loop the list's variable holds a list of run-time length (numpy/extent.py,
+after the loop the list's variable holds a list of run-time length (numpy/extent_lists.py,
 ``RunTimeList``): the rows before the counter, after the items the list held before the loop.
 """
 from __future__ import annotations
@@ -53,7 +53,8 @@ class History:
         self.per_trip = 0     # the appends of a trip a counting history's buffer has rows for
         self.calls = 0        # the appends of the trip being traced
         self.arrays = []      # the arrays the trip being traced appended (a counting history's)
-        self.trip = None      # (how many regions around the body may not run, how many loops are being traced)
+        self.trip = None      # (how many regions around the body may not run, how many loops are being traced,
+        #                        how many traced ifs' branches, the loop's counter) where the trip's trace began
 
     def begin_trip(self, counter: TracedArray):
         """Where the trace of a trip's body starts (``counter``: the loop's)."""
@@ -85,7 +86,7 @@ class History:
         if self.count is None or self.calls > self.per_trip:
             return True  # (the loop is traced again with a buffer of enough rows: needs_buffer)
         shape, dtype = kind[0], kind[1]
-        row = value.value if isinstance(value, TracedArray) else ops.constant(np.asarray(value, dtype))
+        row = item_value(value, dtype)
         zero = ops.constant(np.zeros((), np.int64))
         self.buffer.value = ops.dynamic_update_slice(self.buffer.value, ops.reshape(row, (1, *shape)),
                                                      [self.count.value] + [zero] * len(shape))
@@ -136,20 +137,19 @@ class History:
         rows = self.trips * (self.per_trip if self.counted else 1)
         # The loop's site keeps its arrays: traced again (a loop around it retried), the loop writes the
         # arrays it wrote before, which that loop then carries, not new ones at every attempt.
-        made = context.current().per_trace(("history", self.site, rows, shape, dtype, self.counted), self._made)
-        self.buffer, self.count = made
+        self.buffer, self.count = context.current().per_trace(("history", self.site, rows, shape, dtype, self.counted),
+                                                              lambda: self._made(rows))
         if self.count is not None:
             self.count.value = ops.constant(np.zeros((), np.int64))
         return old
 
-    def _made(self):
-        """The buffer (and counter), in the function's entry block (a loop inside a traced branch: seen after
-        it), older than every region."""
+    def _made(self, rows: int):
+        """The buffer of ``rows`` rows (and counter), in the function's entry block (a loop inside a traced
+        branch: seen after it), older than every region."""
         shape, dtype, _, _ = self.kind
         with insertion_point(context.current().entry_block()):
             count = TracedArray(ops.constant(np.zeros((), np.int64))) if self.counted else None
-            buffer = TracedArray(ops.constant(np.zeros((self.trips * (self.per_trip if self.counted else 1), *shape),
-                                                       dtype)))
+            buffer = TracedArray(ops.constant(np.zeros((rows, *shape), dtype)))
         for made in (count, buffer):
             if made is not None:
                 made.serial = -1
@@ -164,8 +164,7 @@ class History:
         of run-time length of the items before the loop and the rows it counted."""
         shape, dtype, weak, scalar = self.kind
         if self.counted:
-            before = [item.value if isinstance(item, TracedArray) else ops.constant(np.asarray(item, dtype))
-                      for item in self.items if _compatible(item_kind(item), self.kind)]
+            before = [item_value(item, dtype) for item in self.items if _compatible(item_kind(item), self.kind)]
             if any(item_kind(item)[2] != weak for item in self.items[:len(before)]):
                 weak = None  # (Python numbers and NumPy scalars of one dtype: their items read as NumPy scalars)
             if len(before) != len(self.items):
@@ -226,6 +225,11 @@ def _compatible(kind, other) -> bool:
     """Whether items of ``kind`` and ``other`` fit one array: of one shape and dtype, numbers or not
     (a Python float and a NumPy float64)."""
     return kind is not None and kind[:2] == other[:2] and kind[3] == other[3]
+
+
+def item_value(item, dtype) -> Value:
+    """A traced array's or number's value (a number as a constant of ``dtype``, its kind's)."""
+    return item.value if isinstance(item, TracedArray) else ops.constant(np.asarray(item, dtype))
 
 
 def item_kind(value) -> tuple | None:
