@@ -58,6 +58,38 @@ def reads_ahead_in_place(u):
     return u
 
 
+def reads_behind_backwards(u):
+    for i in range(u.shape[0] - 1, 0, -1):
+        u[i] = u[i] - u[i - 1]             # the old u[i - 1]: a later trip writes it
+    return u
+
+
+def swaps_pairs(u):
+    for i in range(u.shape[0] // 2):
+        u[2 * i], u[2 * i + 1] = u[2 * i + 1], u[2 * i]
+    return u
+
+
+def centers_columns(m):
+    for j in range(m.shape[1]):
+        m[:, j] -= m[:, j].mean()
+    return m
+
+
+def reads_a_written_element(u):
+    for i in range(u.shape[0]):
+        u[i] = u[i] + u[3]                 # from trip 4 on, the u[3] trip 3 wrote
+    return u
+
+
+def scales_by_a_running_sum(m):
+    s = 0.0
+    for i in range(m.shape[0]):
+        s = s * 0.5 + m[i].sum()           # a carried scalar that reads the rows: stays a loop
+        m[i] = m[i] * s
+    return m
+
+
 def scatter_add(x, idx):
     out = np.zeros(8)
     for i in range(idx.shape[0]):
@@ -75,10 +107,65 @@ def branch_per_element(x):
     return out
 
 
+def clips_in_place(u):
+    for i in range(u.shape[0]):
+        if u[i] > 0.5:
+            u[i] = 0.5
+        elif u[i] < -0.5:
+            u[i] = -0.5 - u[i] * 0.1
+    return u
+
+
+def scales_rows_that_sum_positive(m):
+    for i in range(m.shape[0]):
+        if m[i].sum() > 0:
+            m[i] = m[i] / m[i].sum()
+    return m
+
+
+def branches_write_different_places(u):
+    for i in range(1, u.shape[0] - 1):
+        if u[i] > 0:
+            u[i + 1] = u[i] * 2                # the next trip reads it
+        else:
+            u[i - 1] = -u[i]
+    return u
+
+
+def counts_under_a_branch(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            total += x[i]
+    return total
+
+
+def relu_in_place(m):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):      # (a short loop: unrolled, four updates of a row per trip)
+            if m[i, j] < 0:
+                m[i, j] = 0.0
+    return m
+
+
+def moves_particles(pos, vel):
+    for i in range(pos.shape[0]):
+        for d in range(3):
+            pos[i, d] += vel[i, d] * 0.1
+            if pos[i, d] > 1.0:          # (bounces off the wall)
+                pos[i, d] = 2.0 - pos[i, d]
+                vel[i, d] = -vel[i, d]
+    return pos, vel
+
+
 def _inputs(fn, rng):
     n = 24
-    if fn in (normalize_rows, scale_columns):
+    if fn in (normalize_rows, scale_columns, centers_columns, scales_by_a_running_sum, scales_rows_that_sum_positive):
         return [rng.standard_normal((n, 9))]
+    if fn is relu_in_place:
+        return [rng.standard_normal((n, 4))]
+    if fn is moves_particles:
+        return [rng.uniform(0, 1, (n, 3)), rng.standard_normal((n, 3)) * 3]
     if fn is diagonal_sum:
         return [rng.standard_normal((n, n))]
     if fn is two_accumulators:
@@ -88,13 +175,17 @@ def _inputs(fn, rng):
     return [rng.standard_normal(n)]
 
 
-RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances]
+# normalize_rows, reads_ahead_in_place, reads_behind_backwards and centers_columns update an array in
+# place, reading only places no earlier trip wrote, and the branching loops compute both arms, a select
+# taking each result (ir/loops.py).
+RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances, normalize_rows,
+          reads_ahead_in_place, reads_behind_backwards, centers_columns, branch_per_element, clips_in_place,
+          scales_rows_that_sum_positive, relu_in_place, moves_particles]
 # gather_by_index's reads are independent, but the loop also checks each index read from data against the
-# axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  normalize_rows
-# reads the row it writes: it was raised only with the pattern that reads such an element from the loop's
-# operand, which is excluded for the copies it makes XLA take (passes/pipelines.py).
-LOOPS = [running_max, prefix_recurrence, carried_in_place, reads_ahead_in_place, scatter_add, branch_per_element,
-         gather_by_index, normalize_rows]
+# axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  swaps_pairs reads
+# from the loop's initial array too, but loop raising does not take its two strided writes.
+LOOPS = [swaps_pairs, running_max, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
+         reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch]
 
 
 @pytest.mark.parametrize("fn", RAISED + LOOPS, ids=lambda fn: fn.__name__)
@@ -119,7 +210,8 @@ def test_independent_element_loops_become_tensor_operations(fn):
     assert "stablehlo.while" in compiled.raw_mlir and "stablehlo.while" not in compiled.mlir
 
 
-@pytest.mark.parametrize("fn", [prefix_recurrence, carried_in_place], ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("fn", [prefix_recurrence, carried_in_place, reads_a_written_element, scales_by_a_running_sum,
+                                branches_write_different_places], ids=lambda fn: fn.__name__)
 def test_loops_with_a_carried_dependency_stay_loops(fn):
     compiled = cf.compile(fn, *_inputs(fn, np.random.default_rng(0)), optimize=True)
     assert compiled.mlir.count("stablehlo.while") == 1

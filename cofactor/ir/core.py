@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
+import numpy as np
+
 from .types import TensorType
 
 
@@ -83,6 +85,15 @@ class Block:
                 for inner in region.blocks:
                     yield from inner.walk()
 
+    def within(self, outer: "Block") -> bool:
+        """Whether this block is ``outer`` or inside one of its operations' regions."""
+        block = self
+        while block is not None:
+            if block is outer:
+                return True
+            block = block.parent
+        return False
+
     def sees(self, value: Value) -> bool:
         """Whether ``value`` is defined in this block or in a block around it."""
         home, block = value.block, self
@@ -111,6 +122,14 @@ class Block:
                 ids.update(id(r) for r in op.results)
                 stack.extend(b for region in op.regions for b in region.blocks)
         return ids
+
+
+def int_literal(value: Value):
+    """The int a 0-d integer constant holds; None for any other value."""
+    literal = getattr(value.owner, "literal", None)
+    if literal is None or np.ndim(literal) or np.asarray(literal).dtype.kind not in "iub":
+        return None
+    return int(literal)
 
 
 class Region:

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Block, Operation, Region, Value, current_block, emit, insertion_point
-from .types import TensorType
-
-
-def _i64_array(values) -> str:
-    values = [int(v) for v in values]
-    return "array<i64: " + ", ".join(map(str, values)) + ">" if values else "array<i64>"
+from .core import Block, Operation, Region, Value, current_block, emit, insertion_point, int_literal
+from .loops import prepare_for_raising
+from .types import TensorType, i64_array
 
 
 def _i64_list(values) -> str:
@@ -134,7 +130,7 @@ def broadcast_in_dim(x: Value, shape, dims) -> Value:
     if shape == x.shape and dims == tuple(range(len(shape))):
         return x
     result = emit("stablehlo.broadcast_in_dim", [x], [x.type.with_shape(shape)],
-                  {"broadcast_dimensions": _i64_array(dims)})[0]
+                  {"broadcast_dimensions": i64_array(dims)})[0]
     literal = getattr(x.owner, "literal", None)  # (a block argument has none)
     if literal is not None and list(dims) == sorted(dims):  # np.ones(n, bool) is known too (a view: no copy)
         axes = iter(literal.shape)
@@ -159,7 +155,7 @@ def transpose(x: Value, perm) -> Value:
     if perm == tuple(range(x.type.rank)):
         return x
     return emit("stablehlo.transpose", [x], [x.type.with_shape([x.shape[p] for p in perm])],
-                {"permutation": _i64_array(perm)})[0]
+                {"permutation": i64_array(perm)})[0]
 
 
 def slice(x: Value, start, limit, strides=None) -> Value:
@@ -168,8 +164,8 @@ def slice(x: Value, start, limit, strides=None) -> Value:
     if list(start) == [0] * x.type.rank and list(limit) == list(x.shape) and set(strides) <= {1}:
         return x
     return emit("stablehlo.slice", [x], [x.type.with_shape(shape)], {
-        "start_indices": _i64_array(start), "limit_indices": _i64_array(limit),
-        "strides": _i64_array(strides)})[0]
+        "start_indices": i64_array(start), "limit_indices": i64_array(limit),
+        "strides": i64_array(strides)})[0]
 
 
 def dynamic_slice(x: Value, starts, sizes) -> Value:
@@ -183,7 +179,7 @@ def dynamic_slice(x: Value, starts, sizes) -> Value:
 def _dynamic_slice_op(x: Value, starts, sizes) -> Value:
     starts = _shielded_starts(x, starts, sizes)
     return emit("stablehlo.dynamic_slice", [x, *starts], [x.type.with_shape(sizes)],
-                {"slice_sizes": _i64_array(sizes)})[0]
+                {"slice_sizes": i64_array(sizes)})[0]
 
 
 # How a start index inside a loop's body changes from trip to trip.
@@ -217,21 +213,13 @@ def _shielded_starts(x: Value, starts, sizes, write=False) -> list:
             for s in starts]
 
 
-def _literal(value: Value):
-    """The int a 0-d integer constant holds; None for any other value."""
-    literal = getattr(value.owner, "literal", None)
-    if literal is None or np.ndim(literal) or np.asarray(literal).dtype.kind not in "iub":
-        return None
-    return int(literal)
-
-
 _KIND_DEPTH = 32  # an index computed through more operations than this counts as per trip
 
 
 def _start_kind(index: Value, body: Block, known: dict, depth: int = 0) -> str:
     """_FIXED (the same on every trip of the loop whose body is ``body``), _COUNTER (an argument of
     the body or of a loop's inside it, plus or times constants) or _PER_TRIP; ``known`` memoizes."""
-    if _literal(index) is not None or not _inside(index.block, body):
+    if int_literal(index) is not None or not (index.block is not None and index.block.within(body)):
         return _FIXED
     op = index.owner
     if not isinstance(op, Operation):  # an argument of this loop's body, or of a loop inside it
@@ -241,26 +229,18 @@ def _start_kind(index: Value, body: Block, known: dict, depth: int = 0) -> str:
     if depth > _KIND_DEPTH:
         return _PER_TRIP
     kinds = [_start_kind(v, body, known, depth + 1) for v in op.operands]
-    scaled = op.name == "stablehlo.multiply" and any(_literal(v) is not None for v in op.operands)
+    scaled = op.name == "stablehlo.multiply" and any(int_literal(v) is not None for v in op.operands)
     if all(k == _FIXED for k in kinds):
         kind = _FIXED
     elif op.name in _FOLLOWS_OPERAND:
         kind = kinds[0]
     elif (op.name in ("stablehlo.add", "stablehlo.subtract") or scaled) and all(
-            k == _COUNTER or _literal(v) is not None for k, v in zip(kinds, op.operands)):
+            k == _COUNTER or int_literal(v) is not None for k, v in zip(kinds, op.operands)):
         kind = _COUNTER
     else:
         kind = _PER_TRIP
     known[id(index)] = kind
     return kind
-
-
-def _inside(block, body) -> bool:
-    while block is not None:
-        if block is body:
-            return True
-        block = block.parent
-    return False
 
 
 _ELEMENT_WRITES_LOOKED_THROUGH = 64  # (a read after many unrolled writes looks at the last ones only)
@@ -396,15 +376,15 @@ def pad(x: Value, padding_value: Value, low, high, interior=None) -> Value:
     interior = interior or [0] * x.type.rank
     shape = [lo + hi + d + max(0, d - 1) * it for d, lo, hi, it in zip(x.shape, low, high, interior)]
     return emit("stablehlo.pad", [x, padding_value], [x.type.with_shape(shape)], {
-        "edge_padding_low": _i64_array(low), "edge_padding_high": _i64_array(high),
-        "interior_padding": _i64_array(interior)})[0]
+        "edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
+        "interior_padding": i64_array(interior)})[0]
 
 
 def reverse(x: Value, dims) -> Value:
     dims = [int(d) for d in dims]
     if not dims:
         return x
-    return emit("stablehlo.reverse", [x], [x.type], {"dimensions": _i64_array(dims)})[0]
+    return emit("stablehlo.reverse", [x], [x.type], {"dimensions": i64_array(dims)})[0]
 
 
 # --- contractions and reductions ------------------------------------------------------
@@ -448,7 +428,7 @@ def reduce(inputs, inits, dims, body) -> list:
     dtypes = [v.dtype for v in inputs]
     # StableHLO orders region arguments as (acc_1..acc_n, elem_1..elem_n).
     return region_op("stablehlo.reduce", [*inputs, *inits], [TensorType(shape, dt) for dt in dtypes],
-                     dtypes, body, {"dimensions": _i64_array(dims)})
+                     dtypes, body, {"dimensions": i64_array(dims)})
 
 
 def sort(inputs, dimension: int, comparator, is_stable=True) -> list:
@@ -479,7 +459,7 @@ def gather(operand: Value, indices: Value, offset_dims, collapsed, start_index_m
             ("offset_dims", offset_dims), ("collapsed_slice_dims", collapsed),
             ("start_index_map", start_index_map), ("index_vector_dim", index_vector_dim)]),
         "indices_are_sorted": "false",
-        "slice_sizes": _i64_array(slice_sizes)})[0]
+        "slice_sizes": i64_array(slice_sizes)})[0]
 
 
 def scatter(operand: Value, indices: Value, updates: Value, window_dims, inserted, to_operand,
@@ -510,12 +490,13 @@ def fft(x: Value, fft_type: str, lengths) -> Value:
     elif fft_type == "IRFFT":
         shape[-1], dtype = lengths[-1], np.empty(0, x.dtype).real.dtype
     return emit("stablehlo.fft", [x], [TensorType(shape, dtype)], {
-        "fft_type": f"#stablehlo<fft_type {fft_type}>", "fft_length": _i64_array(lengths)})[0]
+        "fft_type": f"#stablehlo<fft_type {fft_type}>", "fft_length": i64_array(lengths)})[0]
 
 
-def while_loop(init, cond, body, attributes=None) -> list:
+def while_loop(init, cond, body, attributes=None, speculate_ifs=True) -> list:
     """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
-    ``body(*carry)`` the next carry; returns the final carry.
+    ``body(*carry)`` the next carry; returns the final carry.  The loop is prepared for Enzyme-JAX's
+    loop raising (loops.py), its ifs computed as selects where ``speculate_ifs``.
 
     The body is built first, and may add arguments to its block (``Block.insert_argument``) for
     values it defines before it reads them, such as a variable first assigned in the loop: those
@@ -531,7 +512,9 @@ def while_loop(init, cond, body, attributes=None) -> list:
     cond_block = Block(types)
     with insertion_point(cond_block):
         emit_return([cond(*cond_block.arguments)])
-    return emit("stablehlo.while", init, types, attributes, [Region([cond_block]), Region([body_block])])
+    results = emit("stablehlo.while", init, types, attributes, [Region([cond_block]), Region([body_block])])
+    prepare_for_raising(results[0].owner, speculate_ifs)
+    return results
 
 
 def _layout_list(layouts) -> str:

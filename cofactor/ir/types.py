@@ -31,6 +31,12 @@ _ELEMENT_TYPES = {
 }
 
 
+def i64_array(values) -> str:
+    """An ``array<i64: ...>`` attribute (slice sizes, permutations, dimensions)."""
+    values = [int(v) for v in values]
+    return "array<i64: " + ", ".join(map(str, values)) + ">" if values else "array<i64>"
+
+
 def element_type(dtype) -> str:
     """MLIR element type of a NumPy dtype; others (strings, objects, dates) are a clear UnsupportedError."""
     try:

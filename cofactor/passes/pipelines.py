@@ -154,8 +154,9 @@ EXCLUDED_PATTERNS = {
     # an array it still reads from, so XLA copies A once per trip of the outer loop (three copies in the
     # program, not one: tests/test_mutation.py).  It first applied once cofactor stopped wrapping a
     # counter's index (numpy/indexing.py, _wrapped).  Measured (benchmarks/run.py, one run): rt_cholesky
-    # 3.1 -> 1.8 ms, rt_lu 1.9 -> 1.5 ms with it excluded, rt_correlation and rt_covariance no slower; what it
-    # costs: loop_rows (m[i] = m[i] / norm of m[i], raised only with it) 0.32 -> 0.56 ms, 0.03x NumPy's.
+    # 3.1 -> 1.8 ms, rt_lu 1.9 -> 1.5 ms with it excluded, rt_correlation and rt_covariance no slower.
+    # cofactor reads such elements from the loop's operand itself where the loop is then raised, so that
+    # no copy is left (ir/loops.py: loop_rows, m[i] = m[i] / norm of m[i]).
     "remove_loop_carried_dependencies_from_while_load_operations":
         "an element loop copies its array each trip (Cholesky: see above)",
     # Wrong about conversions (tests/test_passes.py, test_conversions_round_where_numpy_rounds, and

@@ -44,6 +44,16 @@ def branchy(x):
     return np.sum(y * x)
 
 
+def root_or_log_per_element(x):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):          # (a rolled loop whose if becomes selects, but in reverse mode)
+        if x[i] > 0:
+            y[i] = np.sqrt(x[i])         # (NaN derivative at the elements the other arm takes)
+        else:
+            y[i] = np.log(-x[i])
+    return np.sum(y * x)
+
+
 def solve_logdet(a, b):
     return np.sum(np.linalg.solve(a, b) ** 2) + np.log(np.linalg.det(a))
 
@@ -71,6 +81,11 @@ def test_both_branches_of_a_traced_if():
     x = RNG.uniform(0.1, 1.0, 4)
     check_derivatives(branchy, x)
     check_derivatives(branchy, -x)
+
+
+def test_an_element_loop_with_an_if_whose_arms_fail_where_not_taken():
+    x = RNG.uniform(0.5, 2.0, 24) * np.where(np.arange(24) % 3, 1, -1)
+    check_derivatives(root_or_log_per_element, x)
 
 
 def test_convergence_loop_with_a_bound():
