@@ -158,11 +158,18 @@ def moves_particles(pos, vel):
     return pos, vel
 
 
+def writes_a_block_then_beside_it(m):
+    for i in range(0, m.shape[0] - 2, 3):
+        m[i:i + 2, 0:2] = m[i:i + 2, 0:2] * 2   # (two rows, then one row beside them: not one update)
+        m[i, 2] = m[i, 2] + 1
+    return m
+
+
 def _inputs(fn, rng):
     n = 24
     if fn in (normalize_rows, scale_columns, centers_columns, scales_by_a_running_sum, scales_rows_that_sum_positive):
         return [rng.standard_normal((n, 9))]
-    if fn is relu_in_place:
+    if fn in (relu_in_place, writes_a_block_then_beside_it):
         return [rng.standard_normal((n, 4))]
     if fn is moves_particles:
         return [rng.uniform(0, 1, (n, 3)), rng.standard_normal((n, 3)) * 3]
@@ -185,7 +192,8 @@ RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwis
 # axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  swaps_pairs reads
 # from the loop's initial array too, but loop raising does not take its two strided writes.
 LOOPS = [swaps_pairs, running_max, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
-         reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch]
+         reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch,
+         writes_a_block_then_beside_it]
 
 
 @pytest.mark.parametrize("fn", RAISED + LOOPS, ids=lambda fn: fn.__name__)

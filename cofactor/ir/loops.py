@@ -329,7 +329,7 @@ def _joined(first: Operation, second: Operation, trips: _Trips):
     if _within_in_one_trip(boxes[0], boxes[1]):
         return [second.operands[1]], second.operands[2:], None
     apart = [d for d, (p, q, a, b) in enumerate(zip(first.operands[2:], second.operands[2:], *boxes))
-             if not (p is q or a == b and a[1] is not None)]
+             if not (p is q and a[2] == b[2] or a == b and a[1] is not None)]
     if len(apart) != 1:
         return None
     d = apart[0]
