@@ -29,12 +29,39 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .core import Block, Operation, Value, int_literal
+import numpy as np
+
+from . import ops
+from .core import Block, Operation, Region, Value, emit, insertion_point, int_literal
 from .types import i64_array
 
 _LOOKED_THROUGH = 32  # an index computed through more operations than this is not analysed
 _WRITES_LOOKED_THROUGH = 256  # a carried array written by more operations than this in a trip is not analysed
 _LARGEST_BODY = 4096  # operations: a larger loop body is left as it is (the rewrites walk it once per if)
+
+
+def while_loop(init, cond, body, attributes=None, speculate_ifs=True) -> list:
+    """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
+    ``body(*carry)`` the next carry; returns the final carry.  The loop is prepared for Enzyme-JAX's
+    loop raising, its ifs computed as selects where ``speculate_ifs``.
+
+    The body is built first, and may add arguments to its block (``Block.insert_argument``) for
+    values it defines before it reads them, such as a variable first assigned in the loop: those
+    are carried too, from zeros."""
+    body_block = Block([v.type for v in init])
+    body_block.loop_body = True
+    given = {id(arg): v for arg, v in zip(body_block.arguments, init)}
+    with insertion_point(body_block):
+        ops.emit_return(list(body(*body_block.arguments)))
+    init = [given[id(arg)] if id(arg) in given else ops.constant(np.zeros(arg.shape, arg.dtype))
+            for arg in body_block.arguments]
+    types = [v.type for v in init]
+    cond_block = Block(types)
+    with insertion_point(cond_block):
+        ops.emit_return([cond(*cond_block.arguments)])
+    results = emit("stablehlo.while", init, types, attributes, [Region([cond_block]), Region([body_block])])
+    prepare_for_raising(results[0].owner, speculate_ifs)
+    return results
 
 
 def prepare_for_raising(loop: Operation, speculate_ifs: bool = True) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from .core import Block, Operation, Region, Value, current_block, emit, insertion_point, int_literal
-from .loops import prepare_for_raising
 from .types import TensorType, i64_array
 
 
@@ -493,28 +492,48 @@ def fft(x: Value, fft_type: str, lengths) -> Value:
         "fft_type": f"#stablehlo<fft_type {fft_type}>", "fft_length": i64_array(lengths)})[0]
 
 
-def while_loop(init, cond, body, attributes=None, speculate_ifs=True) -> list:
-    """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
-    ``body(*carry)`` the next carry; returns the final carry.  The loop is prepared for Enzyme-JAX's
-    loop raising (loops.py), its ifs computed as selects where ``speculate_ifs``.
+SCAN_BLOCK = 16  # lanes scanned together at each level of a long scan
 
-    The body is built first, and may add arguments to its block (``Block.insert_argument``) for
-    values it defines before it reads them, such as a variable first assigned in the loop: those
-    are carried too, from zeros."""
-    body_block = Block([v.type for v in init])
-    body_block.loop_body = True
-    given = {id(arg): v for arg, v in zip(body_block.arguments, init)}
-    with insertion_point(body_block):
-        emit_return(list(body(*body_block.arguments)))
-    init = [given[id(arg)] if id(arg) in given else constant(np.zeros(arg.shape, arg.dtype))
-            for arg in body_block.arguments]
-    types = [v.type for v in init]
-    cond_block = Block(types)
-    with insertion_point(cond_block):
-        emit_return([cond(*cond_block.arguments)])
-    results = emit("stablehlo.while", init, types, attributes, [Region([cond_block]), Region([body_block])])
-    prepare_for_raising(results[0].owner, speculate_ifs)
-    return results
+
+def prefix_scan(v: Value, axis: int, combine, identity: Value) -> Value:
+    """Inclusive prefix scan along ``axis`` by ``combine`` (an associative builder of two values),
+    ``identity`` its 0-d neutral value.  A long axis is cut into blocks of SCAN_BLOCK lanes: each block
+    is scanned, the blocks' totals are scanned the same way (one level up), and each block is combined
+    with the total of the blocks before it.  That is about log2(SCAN_BLOCK) passes over the data where
+    scanning the whole axis at once takes log2(n), each of which XLA fuses with all the passes before
+    it (a 120,000-lane cumsum: 11 ms at once, NumPy 0.2 ms)."""
+    n = v.shape[axis]
+    if n <= SCAN_BLOCK:
+        return _scan_in_steps(v, axis, combine, identity)
+    rank, shape = v.type.rank, v.shape
+    blocks = -(-n // SCAN_BLOCK)
+    padded = pad(v, identity, [0] * rank, [blocks * SCAN_BLOCK - n if d == axis else 0 for d in range(rank)])
+    cut = shape[:axis] + (blocks, SCAN_BLOCK) + shape[axis + 1:]
+    within = _scan_in_steps(reshape(padded, cut), axis + 1, combine, identity)
+    last = [SCAN_BLOCK - 1 if d == axis + 1 else 0 for d in range(rank + 1)]
+    totals = reshape(slice(within, last, cut), shape[:axis] + (blocks,) + shape[axis + 1:])
+    # block b: the total of blocks 0 .. b - 1
+    before = shifted_up(prefix_scan(totals, axis, combine, identity), axis, 1, identity)
+    spread = broadcast_in_dim(before, cut, [d if d <= axis else d + 1 for d in range(rank)])
+    whole = reshape(combine(spread, within), padded.shape)
+    return slice(whole, [0] * rank, shape)
+
+
+def _scan_in_steps(v: Value, axis: int, combine, identity: Value) -> Value:
+    """Inclusive prefix scan along ``axis`` in log2(n) shifted combines (Hillis-Steele);
+    every step is a pad and an elementwise op, which both AD modes differentiate."""
+    step = 1
+    while step < v.shape[axis]:
+        v = combine(v, shifted_up(v, axis, step, identity))
+        step *= 2
+    return v
+
+
+def shifted_up(v: Value, axis: int, step: int, identity: Value) -> Value:
+    """``v`` moved ``step`` lanes up along ``axis``, the lanes it leaves taking ``identity``."""
+    rank = v.type.rank
+    limit = [k - step if d == axis else k for d, k in enumerate(v.shape)]
+    return pad(slice(v, [0] * rank, limit), identity, [step if d == axis else 0 for d in range(rank)], [0] * rank)
 
 
 def _layout_list(layouts) -> str:

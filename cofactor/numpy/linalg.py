@@ -27,7 +27,7 @@ from numpy.linalg._linalg import (EighResult, QRResult, SlogdetResult, SVDResult
                                   _multi_dot_matrix_chain_order, _multi_dot_three)
 
 from ..errors import UnsupportedError, user_location
-from ..ir import ops
+from ..ir import loops, ops
 from ..ir.types import TensorType
 from ..runtime.devices import default_device
 from ..tracing import context
@@ -148,7 +148,7 @@ def _permutation(swaps, m: int):
 
     count = ops.constant(np.int32(swaps.shape[-1]))
     start = ops.constant(np.int32(0))
-    _, perm = ops.while_loop([start, value(positions)], lambda i, _: ops.compare(i, count, "LT", "SIGNED"), body)
+    _, perm = loops.while_loop([start, value(positions)], lambda i, _: ops.compare(i, count, "LT", "SIGNED"), body)
     return wrap(perm)
 
 

@@ -27,7 +27,7 @@ import types
 import numpy as np
 
 from ..errors import ConcretizationError, TracingError, UnsupportedError, in_user_try, located, origin, user_line_of
-from ..ir import ops
+from ..ir import loops, ops
 from ..ir.core import Block, current_block, insertion_point
 from ..ir.types import TensorType
 from ..pytree import flatten, unflatten
@@ -836,7 +836,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
     try:
         # (Reverse mode keeps a loop's ifs: a select's derivative sends 0 into the arm not taken, and
         # 0 times that arm's infinite or NaN derivative, sqrt's at x < 0, is NaN.)
-        results = ops.while_loop(inits, cond_region, body_region, attributes,
+        results = loops.while_loop(inits, cond_region, body_region, attributes,
                                  speculate_ifs=not context.in_reverse_mode())[first:]
     finally:
         for a, old in zip(storages, originals):
