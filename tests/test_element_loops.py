@@ -5,6 +5,7 @@ independent, or reductions, become tensor operations through Enzyme-JAX's greedy
 stay loops."""
 import copy
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -159,10 +160,87 @@ def moves_particles(pos, vel):
 
 
 def writes_a_block_then_beside_it(m):
-    for i in range(0, m.shape[0] - 2, 3):
+    for i in range(0, m.shape[0] - 2, 2):
         m[i:i + 2, 0:2] = m[i:i + 2, 0:2] * 2   # (two rows, then one row beside them: not one update)
         m[i, 2] = m[i, 2] + 1
     return m
+
+
+def running_sum(x):
+    out = np.zeros_like(x)
+    s = 1.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        out[i] = s
+    return out, s
+
+
+def running_sum_backwards(x):
+    out = np.zeros((x.shape[0], 2))
+    s = 0.0
+    for i in range(x.shape[0] - 1, -1, -1):
+        s = s + x[i] * 2
+        out[i, 1] = s
+    return out
+
+
+def running_min_of_np_minimum(x):
+    out = np.empty_like(x)
+    m = np.inf
+    for i in range(x.shape[0]):
+        m = np.minimum(m, x[i])
+        out[i] = m
+    return out
+
+
+def running_max_by_if(x):
+    out, best = np.empty_like(x), x[0]
+    for i in range(x.shape[0]):
+        if x[i] > best:
+            best = x[i]
+        out[i] = best
+    return out, best
+
+
+def running_product_of_ints(k):
+    out, p = np.empty_like(k), 1
+    for i in range(k.shape[0]):
+        p = p * k[i]
+        out[i] = p
+        k[i] = -k[i]
+    return out
+
+
+def running_sum_written_before_it_grows(x):
+    out, s = np.empty_like(x), 0.0
+    for i in range(x.shape[0]):
+        out[i] = s                       # (the sum before this trip's: stays a loop)
+        s += x[i]
+    return out
+
+
+def drawdown(prices):
+    peak, dd = prices[0], np.empty_like(prices)
+    for i in range(prices.shape[0]):
+        peak = max(peak, prices[i])
+        dd[i] = prices[i] - peak         # (a value computed from the running maximum: stays a loop)
+    return dd
+
+
+def adds_the_last_wrapping_around(u):
+    for i in range(u.shape[0]):
+        u[i] = u[i] + u[i - 1]           # (u[-1] at i = 0: a place cofactor cannot put in a box)
+    return u
+
+
+def differences_guarded_at_the_end(u):
+    n = u.shape[0]
+    for i in range(n):
+        if i < n - 1:
+            u[i] = u[i + 1] - u[i]
+        else:
+            u[i] = u[(i + 1) % n]
+    return u
 
 
 def _inputs(fn, rng):
@@ -177,6 +255,8 @@ def _inputs(fn, rng):
         return [rng.standard_normal((n, n))]
     if fn is two_accumulators:
         return [rng.standard_normal(n), rng.standard_normal((n, 3))]
+    if fn is running_product_of_ints:
+        return [rng.integers(-3, 4, n)]
     if fn in (gather_by_index, scatter_add):
         return [rng.standard_normal(n), rng.integers(0, 8, n)]
     return [rng.standard_normal(n)]
@@ -187,13 +267,14 @@ def _inputs(fn, rng):
 # taking each result (ir/loops.py).
 RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances, normalize_rows,
           reads_ahead_in_place, reads_behind_backwards, centers_columns, branch_per_element, clips_in_place,
-          scales_rows_that_sum_positive, relu_in_place, moves_particles]
+          scales_rows_that_sum_positive, relu_in_place, moves_particles, running_max, running_sum,
+          running_sum_backwards, running_min_of_np_minimum, running_max_by_if, running_product_of_ints]
 # gather_by_index's reads are independent, but the loop also checks each index read from data against the
 # axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  swaps_pairs reads
 # from the loop's initial array too, but loop raising does not take its two strided writes.
-LOOPS = [swaps_pairs, running_max, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
+LOOPS = [swaps_pairs, running_sum_written_before_it_grows, drawdown, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
          reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch,
-         writes_a_block_then_beside_it]
+         writes_a_block_then_beside_it, adds_the_last_wrapping_around, differences_guarded_at_the_end]
 
 
 @pytest.mark.parametrize("fn", RAISED + LOOPS, ids=lambda fn: fn.__name__)
@@ -210,6 +291,31 @@ def test_element_loops_leave_what_numpy_leaves(fn):
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-14)
         for g, w in zip(got_args, want_args):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)  # a row's sum may add in another order
+
+
+@pytest.mark.parametrize("fn", LOOPS, ids=lambda fn: fn.__name__)
+def test_loops_cofactor_does_not_take_apart_stay_one_rolled_loop(fn):
+    """A read whose place the analysis cannot tell (a wrapped index, a modulo) leaves the loop as it is,
+    rolled: it was once an exception that unrolled the loop (with a warning, and a long compile)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = cf.compile(fn, *_inputs(fn, np.random.default_rng(0)), optimize=True)
+    assert "stablehlo.while" in compiled.raw_mlir
+
+
+@pytest.mark.parametrize("fn", [running_max, running_max_by_if, running_min_of_np_minimum, running_sum],
+                         ids=lambda fn: fn.__name__)
+def test_running_values_through_nan_and_infinities(fn):
+    """Python's max() keeps the running value where an element is NaN, and NaN once it starts NaN;
+    np.minimum and + carry NaN on: the scan that replaces the loop does what the loop does."""
+    compiled = cf.jit(fn)
+    for x in ([1.0, np.nan, 3.0, -np.inf, np.nan, 2.0, 5.0, 0.5, 7.0, np.inf, 1.0],
+              [np.nan, 1.0, 3.0, 2.0, np.nan, 4.0, 0.0, -1.0, 8.0, 9.0, 1.0],
+              [-0.0, 0.0, -1.0, -np.inf, -2.0, 3.0, np.nan, np.nan, 4.0, -5.0, 6.0]):
+        want, got = fn(np.array(x)), compiled(np.array(x))
+        want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)  # (NaN where NumPy has NaN)
 
 
 @pytest.mark.parametrize("fn", RAISED, ids=lambda fn: fn.__name__)

@@ -40,10 +40,12 @@ _WRITES_LOOKED_THROUGH = 256  # a carried array written by more operations than 
 _LARGEST_BODY = 4096  # operations: a larger loop body is left as it is (the rewrites walk it once per if)
 
 
-def while_loop(init, cond, body, attributes=None, speculate_ifs=True) -> list:
+def while_loop(init, cond, body, attributes=None, reverse_mode=False) -> list:
     """``stablehlo.while`` carrying the values ``init``: ``cond(*carry)`` returns an i1 scalar,
     ``body(*carry)`` the next carry; returns the final carry.  The loop is prepared for Enzyme-JAX's
-    loop raising, its ifs computed as selects where ``speculate_ifs``.
+    loop raising, but for Enzyme's ``reverse_mode`` (which differentiates it) without its ifs made
+    selects or its running scalars scans: a select's derivative sends 0 into the arm not taken, and 0
+    times that arm's infinite or NaN derivative (sqrt's at x < 0) is NaN.
 
     The body is built first, and may add arguments to its block (``Block.insert_argument``) for
     values it defines before it reads them, such as a variable first assigned in the loop: those
@@ -60,32 +62,38 @@ def while_loop(init, cond, body, attributes=None, speculate_ifs=True) -> list:
     with insertion_point(cond_block):
         ops.emit_return([cond(*cond_block.arguments)])
     results = emit("stablehlo.while", init, types, attributes, [Region([cond_block]), Region([body_block])])
-    prepare_for_raising(results[0].owner, speculate_ifs)
-    return results
-
-
-def prepare_for_raising(loop: Operation, speculate_ifs: bool = True) -> None:
-    """Where that leaves a loop raising can turn into tensor operations: point the reads of ``loop``'s
-    carried arrays that no earlier trip can have written at the loop's initial arrays, and compute both
-    arms of its ifs, a select taking each result (see the module docstring); a loop with ifs is left as
-    it is unless ``speculate_ifs``."""
+    loop = results[0].owner
     trips = _Trips.of(loop)
-    if trips is None or len(trips.values) < 2:
-        return
+    scans = [] if trips is None else prepare_for_raising(loop, trips, reverse_mode)
+    return _after_scans(loop, trips, scans) if scans else results
+
+
+def prepare_for_raising(loop: Operation, trips: _Trips, reverse_mode: bool) -> list:
+    """Where that leaves a loop raising can turn into tensor operations: point the reads of ``loop``'s
+    carried arrays that no earlier trip can have written at the loop's initial arrays, compute both
+    arms of its ifs, a select taking each result, and take its running scalars out (see the module
+    docstring); returns those (_Scan), whose values the caller computes after the loop."""
+    if len(trips.values) < 2:
+        return []
     operations = list(trips.body.walk())
     if len(operations) > _LARGEST_BODY:
-        return
+        return []
     ifs = [op for op in operations if op.name == "stablehlo.if"]
-    if ifs and not speculate_ifs:
-        return
+    if ifs and reverse_mode:
+        return []
     moves, kept, written = _moves(loop, trips)
-    if not (moves or ifs) or not _raisable(trips, kept, written, {id(op) for op, _ in moves}, ifs):
-        return
+    moved = {id(op) for op, _ in moves}
+    scans = [] if reverse_mode else _Scan.find(loop, trips, moved)
+    if not (moves or ifs or scans) or not _raisable(trips, kept, written, moved, ifs, {s.carried for s in scans}):
+        return []
+    for scan in scans:
+        scan.take_out(trips)
     for branch in reversed(ifs):  # (the innermost first)
         _speculate(branch, trips)
     for read, init in _moves(loop, trips)[0]:  # (the selects read what the arms did not write)
         read.operands[0] = init
     _coalesce_updates(trips)
+    return scans
 
 
 def _moves(loop: Operation, trips: _Trips):
@@ -108,7 +116,7 @@ def _moves(loop: Operation, trips: _Trips):
         k = carried.get(id(root))
         if k is None:
             continue
-        if source is not root or written[k] is None or any(
+        if read is None or source is not root or written[k] is None or any(
                 _earlier_trip_overlaps(write, read, trips) for write in written[k]):
             kept.add(k)
         else:
@@ -153,11 +161,12 @@ _REDUCING = {"stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stable
              "stablehlo.or"}
 
 
-def _raisable(trips: _Trips, kept: set, written: dict, moved: set, ifs) -> bool:
-    """Whether, once the reads ``moved`` read the initial arrays and the ``ifs`` are selects, no trip of
-    the loop reads what an earlier one computed but through reductions, and no two trips write the same
-    place: what loop raising needs.  (A loop it does not raise would keep the initial array alive beside
-    the one it updates, which XLA then copies, and compute both arms of its ifs.)"""
+def _raisable(trips: _Trips, kept: set, written: dict, moved: set, ifs, scanned: set) -> bool:
+    """Whether, once the reads ``moved`` read the initial arrays, the ``ifs`` are selects and the
+    carried values ``scanned`` are taken out, no trip of the loop reads what an earlier one computed but
+    through reductions, and no two trips write the same place: what loop raising needs.  (A loop it does
+    not raise would keep the initial array alive beside the one it updates, which XLA then copies, and
+    compute both arms of its ifs.)"""
     body = trips.body
     if kept or any(op.name in _NOT_RAISED for op in body.walk()) or any(
             _merge_kind(branch, r, trips) == "differ" for branch in ifs for r in branch.results):
@@ -171,7 +180,7 @@ def _raisable(trips: _Trips, kept: set, written: dict, moved: set, ifs) -> bool:
     for k, carried in enumerate(body.arguments):
         users = [op for op in uses.get(id(carried), []) if op is not body.operations[-1]]
         update = yields[k].owner
-        if k == trips.counter or yields[k] is carried or not users:  # (no trip reads what this holds)
+        if k == trips.counter or k in scanned or yields[k] is carried or not users:  # (no trip reads it)
             continue
         if not carried.type.shape or written.get(k) is None:
             if not (users == [update] and update.name in _REDUCING):
@@ -182,6 +191,204 @@ def _raisable(trips: _Trips, kept: set, written: dict, moved: set, ifs) -> bool:
                 _earlier_trip_overlaps(earlier, later, trips) for earlier in written[k] for later in written[k]):
             return False
     return True
+
+
+class _Scan:
+    """A carried number a loop combines with a value of each trip and writes, as it stands after the
+    trip, to one place per trip of a carried array, the places next to each other (``s += x[i]; out[i]
+    = s``; ``m = max(m, x[i]); out[i] = m``).  Loop raising cannot take that dependency from trip to
+    trip, so the loop writes each trip's value there instead, and after it a prefix scan
+    (ops.prefix_scan) of those makes the running values, which are written back (_after_scans).
+    Python's max() and min() keep the number where the trip's value is NaN, and keep NaN once the number
+    is NaN: the scan runs over the values with NaN made the identity, and its result is taken only where
+    it is greater (less) than the number the loop began with."""
+
+    def __init__(self, carried: int, kind: str, value: Value, writes: list):
+        self.carried = carried  # the number's index among the carried values
+        self.kind = kind        # the combining op (_SCANNED), or "max" / "min" (Python's, a select)
+        self.value = value      # what a trip combines with it
+        self.writes = writes    # [(the dynamic_update_slice, the reshape it writes, array's index, axis)]
+
+    @classmethod
+    def find(cls, loop: Operation, trips: _Trips, moved: set) -> list:
+        """The running numbers of the loop (``moved``: the ids of the reads that will read the initial
+        arrays)."""
+        body = trips.body
+        terminator = body.operations[-1]
+        yields = terminator.operands
+        uses = {}
+        for op in body.walk():
+            for v in op.operands:
+                uses.setdefault(id(v), []).append(op)
+        scans = []
+        for k, number in enumerate(body.arguments):
+            if k == trips.counter or number.type.shape or number.dtype.kind not in "iuf" or yields[k] is number:
+                continue
+            combined = _combination(yields[k], number, body)
+            if combined is None or not _counter_and_invariants_only(combined[1], trips, moved):
+                continue
+            kind, value, inside = combined
+            if any(op not in inside for op in uses.get(id(number), [])) or yields.count(yields[k]) != 1:
+                continue
+            writes = [_scan_write(op, uses, trips, number.dtype) for op in uses.get(id(yields[k]), [])
+                      if op is not terminator]
+            if writes and None not in writes:
+                scans.append(cls(k, kind, value, writes))
+        return scans
+
+    def take_out(self, trips: _Trips) -> None:
+        """The loop carries the number unchanged and writes each trip's value in its places."""
+        body = trips.body
+        body.operations[-1].operands[self.carried] = body.arguments[self.carried]
+        for update, shaped, _, _ in self.writes:
+            copy = Operation(shaped.name, [self.value], [shaped.results[0].type], shaped.attributes)
+            copy.block = body
+            body.operations.insert(body.operations.index(update), copy)
+            update.operands[1] = copy.results[0]
+
+    def running(self, values: Value, start: Value) -> Value:
+        """The number after each trip, from the trips' ``values`` (in trip order) and its ``start``."""
+        dtype, kind = values.dtype, self.kind
+        op = {"max": "stablehlo.maximum", "min": "stablehlo.minimum"}.get(kind, kind)
+        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+        identity = {"stablehlo.add": 0, "stablehlo.multiply": 1, "stablehlo.maximum": small,
+                    "stablehlo.minimum": big}[op]
+        identity = ops.constant(np.array(identity, dtype))
+        start = ops.broadcast_in_dim(start, values.shape, [])
+        if kind in ("max", "min") and dtype.kind == "f":  # (NaN: the trip keeps the number)
+            values = ops.select(ops.compare(values, values, "EQ"), values,
+                                ops.broadcast_in_dim(identity, values.shape, []))
+        scanned = ops.prefix_scan(values, 0, lambda a, b: ops.binary(op, a, b), identity)
+        if kind in ("max", "min"):  # (greater than a NaN start: never, which keeps it)
+            return ops.select(ops.compare(scanned, start, "GT" if kind == "max" else "LT"), scanned, start)
+        return ops.binary(op, start, scanned)
+
+
+_SCANNED = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
+
+
+def _combination(new: Value, number: Value, body: Block):
+    """(kind, the value combined with ``number``, the operations that combine them) where ``new`` is
+    ``number`` combined with a value by an associative op, or by Python's max() / min() (a select, or an
+    if whose arms return the value and the number); None otherwise."""
+    op = new.owner
+    if not isinstance(op, Operation) or op.block is not body:
+        return None
+    if op.name in _SCANNED and op.operands.count(number) == 1:
+        return op.name, op.operands[1] if op.operands[0] is number else op.operands[0], [op]
+    if op.name == "stablehlo.select":
+        test, taken, kept = op.operands
+        inside = [op]
+    elif op.name == "stablehlo.if" and len(op.results) == 1:
+        returns = [region.blocks[0].operations[-1] for region in op.regions]
+        test, (taken, kept) = op.operands[0], (r.operands[0] for r in returns)
+        inside = [op] + [inner for region in op.regions for inner in region.blocks[0].walk()]
+    else:
+        return None
+    compare = test.owner
+    if kept is not number or not isinstance(compare, Operation) or compare.name != "stablehlo.compare":
+        return None
+    direction = compare.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
+    left, right = compare.operands
+    if left is number:
+        left, right, direction = right, left, {"GT": "LT", "GE": "LE", "LT": "GT", "LE": "GE"}.get(direction)
+    kind = {"GT": "max", "GE": "max", "LT": "min", "LE": "min"}.get(direction)
+    if right is not number or kind is None or not _same_value(left, taken):
+        return None
+    return kind, left, inside + [compare]
+
+
+def _same_value(a: Value, b: Value, depth: int = 0) -> bool:
+    """Whether ``a`` and ``b`` are computed the same way from the same values (two reads of x[i])."""
+    if a is b:
+        return True
+    p, q = a.owner, b.owner
+    return (isinstance(p, Operation) and isinstance(q, Operation) and depth < 8 and p.name == q.name
+            and a.index == b.index and a.type == b.type and not p.regions and not q.regions
+            and p.attributes == q.attributes and len(p.operands) == len(q.operands)
+            and (p.literal is None) == (q.literal is None)
+            and (p.literal is None or np.array_equal(p.literal, q.literal))
+            and all(_same_value(x, y, depth + 1) for x, y in zip(p.operands, q.operands)))
+
+
+def _counter_and_invariants_only(value: Value, trips: _Trips, moved: set) -> bool:
+    """Whether ``value`` depends on no carried value of the loop but its counter and those it carries
+    unchanged (the reads ``moved`` read the loop's initial arrays)."""
+    body = trips.body
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.block is None or not v.block.within(body):
+            continue
+        seen.add(id(v))
+        if not isinstance(v.owner, Operation):
+            if v is not body.arguments[trips.counter] and id(v) not in trips.unchanged:
+                return False
+            continue
+        stack.extend(v.owner.operands[1:] if id(v.owner) in moved else v.owner.operands)
+        stack.extend(x for region in v.owner.regions for block in region.blocks for inner in block.walk()
+                     for x in inner.operands)
+    return True
+
+
+def _scan_write(shaped: Operation, uses: dict, trips: _Trips, dtype):
+    """(the update, ``shaped``, the array's index, the axis) where ``shaped`` (a reshape of the number)
+    is written at one place per trip, next to the last trip's along an axis, of a carried array of its
+    dtype that no other write of the loop touches there; None otherwise."""
+    body = trips.body
+    users = uses.get(id(shaped.results[0]), [])
+    if shaped.name not in ("stablehlo.reshape", "stablehlo.broadcast_in_dim") or len(users) != 1:
+        return None
+    update = users[0]
+    if update.name != _UPDATE or update.operands[1] is not shaped.results[0] or update.block is not body or (
+            update.results[0].dtype != dtype):
+        return None
+    box = _box(update.operands[0], update.operands[2:], update.operands[1].shape, trips)
+    moving = [d for d, (times, _, _) in enumerate(box or []) if times]
+    if len(moving) != 1 or abs(box[moving[0]][0] * trips.step) != 1:
+        return None
+    yields = body.operations[-1].operands
+    for k, carried in enumerate(body.arguments):
+        chain, value = [], yields[k]
+        while isinstance(value.owner, Operation) and value.owner.name == _UPDATE and value.owner.block is body:
+            chain.append(value.owner)
+            value = value.owner.operands[0]
+        if update in chain and value is carried:
+            others = [_box(op.operands[0], op.operands[2:], op.operands[1].shape, trips) for op in chain
+                      if op is not update]
+            if all(w is not None and _apart_in_one_trip(w, box) and not _earlier_trip_overlaps(w, box, trips)
+                   and not _earlier_trip_overlaps(box, w, trips) for w in others):
+                return update, shaped, k, moving[0]
+            return None
+    return None
+
+
+def _after_scans(loop: Operation, trips: _Trips, scans: list) -> list:
+    """The loop's results, with each scanned number and the places it was written made the running
+    values (built after the loop)."""
+    results, count = list(loop.results), len(trips.values)
+    for scan in scans:
+        placements = [_placement(update, axis, trips) for update, _, _, axis in scan.writes]
+        (starts, ascending), (_, _, k, axis) = placements[0], scan.writes[0]
+        limits = [s + (count if d == axis else 1) for d, s in enumerate(starts)]
+        values = ops.reshape(ops.slice(results[k], starts, limits), (count,))  # (the trips' values)
+        running = scan.running(values if ascending else ops.reverse(values, [0]), loop.operands[scan.carried])
+        results[scan.carried] = ops.reshape(ops.slice(running, [count - 1], [count]), ())
+        for (starts, ascending), (_, _, k, axis) in zip(placements, scan.writes):
+            placed = running if ascending else ops.reverse(running, [0])
+            shape = [count if d == axis else 1 for d in range(len(starts))]
+            results[k] = ops.dynamic_update_slice(results[k], ops.reshape(placed, shape),
+                                                  [ops.constant(np.array(s, np.int64)) for s in starts])
+    return results
+
+
+def _placement(update: Operation, axis: int, trips: _Trips):
+    """(the starts of the places ``update`` writes over all trips, whether the first trip's is first)."""
+    box = _box(update.operands[0], update.operands[2:], update.operands[1].shape, trips)
+    times, const, _ = box[axis]
+    first, last = times * trips.values[0] + const, times * trips.values[-1] + const
+    return [min(first, last) if d == axis else c for d, (_, c, _) in enumerate(box)], first < last
 
 
 # Operations a loop raising does not take apart, or that an if's arm may not run when it is not taken.
@@ -394,6 +601,9 @@ class _Trips:
     def __init__(self, body: Block, counter: int, values: range):
         self.body, self.counter, self.step, self.values = body, counter, values.step, values
         self.kinds = {}
+        # ids of the carried values the loop passes on unchanged (a block argument's .index is where it
+        # was made: arguments inserted later move the others)
+        self.unchanged = {id(arg) for arg, new in zip(body.arguments, body.operations[-1].operands) if new is arg}
 
     @classmethod
     def of(cls, loop: Operation):
@@ -434,8 +644,7 @@ def _affine(index: Value, trips: _Trips, depth: int = 0):
     body = trips.body
     if index is body.arguments[trips.counter]:
         return 1, 0
-    if index.block is None or not index.block.within(body) or (
-            index.owner is body and body.operations[-1].operands[index.index] is index):
+    if index.block is None or not index.block.within(body) or id(index) in trips.unchanged:
         return 0, None  # (defined before the loop, or carried through it unchanged)
     op = index.owner
     if not isinstance(op, Operation) or depth > _LOOKED_THROUGH:

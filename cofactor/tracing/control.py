@@ -834,10 +834,8 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
     inits = ([ops.constant(np.array(0, np.int64))] if bound is not None else []) + rotated + \
         layout.payload(f) + originals
     try:
-        # (Reverse mode keeps a loop's ifs: a select's derivative sends 0 into the arm not taken, and
-        # 0 times that arm's infinite or NaN derivative, sqrt's at x < 0, is NaN.)
         results = loops.while_loop(inits, cond_region, body_region, attributes,
-                                 speculate_ifs=not context.in_reverse_mode())[first:]
+                                   reverse_mode=context.in_reverse_mode())[first:]
     finally:
         for a, old in zip(storages, originals):
             a._value = old
