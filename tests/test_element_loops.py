@@ -293,6 +293,36 @@ def test_element_loops_leave_what_numpy_leaves(fn):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)  # a row's sum may add in another order
 
 
+def marks_at_wrapping_uint8_places(a):
+    for i in range(10):
+        a[np.uint8(i) + np.uint8(250)] = 1.0     # 250 .. 255, 0 .. 3
+    return a
+
+
+def marks_at_wrapping_int8_places(a):
+    for i in range(12):
+        a[np.int8(i) + np.int8(120)] = 1.0       # 120 .. 127, then -128 ..: from the end
+    return a
+
+
+def marks_at_wrapping_uint32_places(a):
+    for i in range(12):
+        a[(np.uint32(i) + np.uint32(4294967290)) % np.uint32(300)] = 1.0
+    return a
+
+
+@pytest.mark.parametrize("fn", [marks_at_wrapping_uint8_places, marks_at_wrapping_int8_places,
+                                marks_at_wrapping_uint32_places], ids=lambda fn: fn.__name__)
+def test_places_computed_from_the_counter_in_narrow_integers_wrap_as_numpys(fn):
+    """Loop raising computed such places for all trips at once without the types' wrapping (row 294 for
+    row 250); optimize=False was right."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (NumPy's overflow warnings for the int8 sum)
+        want = fn(np.zeros(300))
+        got = cf.jit(fn)(np.zeros(300))
+    np.testing.assert_array_equal(np.nonzero(np.asarray(got))[0], np.nonzero(want)[0])
+
+
 @pytest.mark.parametrize("fn", LOOPS, ids=lambda fn: fn.__name__)
 def test_loops_cofactor_does_not_take_apart_stay_one_rolled_loop(fn):
     """A read whose place the analysis cannot tell (a wrapped index, a modulo) leaves the loop as it is,

@@ -128,8 +128,15 @@ def carried_into_uint64(a, start):
     return a
 
 
+def counter_made_uint8(a, start):
+    for i in range(20):
+        a[i % 4] = a[i % 4] + np.uint8(i + start)   # NumPy: OverflowError once i + start passes 255
+    return a
+
+
 @pytest.mark.parametrize("fn, dtype, start", [
     (counter_into_int8, np.int8, 100), (counter_into_int8, np.int8, 200),
+    (counter_made_uint8, np.int64, 250), (counter_made_uint8, np.int64, 10),
     (carried_into_int8, np.int8, -80), (carried_into_int8, np.int8, 0),
     (carried_plus_int8, np.int8, -100), (carried_plus_int8, np.int16, 0), (carried_plus_int8, np.uint8, -30),
     (carried_into_uint64, np.uint64, 500), (carried_into_uint64, np.uint64, 100),

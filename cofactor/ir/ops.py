@@ -91,9 +91,26 @@ def select(pred: Value, on_true: Value, on_false: Value) -> Value:
 
 
 def convert(x: Value, dtype) -> Value:
-    if np.dtype(dtype) == x.dtype:
+    dtype = np.dtype(dtype)
+    if dtype == x.dtype:
         return x
+    if dtype.kind in "iu" and dtype != np.int64 and x.dtype.kind in "iu" and _from_a_counter(x):
+        x = opaque(x)
     return emit("stablehlo.convert", [x], [x.type.with_dtype(dtype)])[0]
+
+
+def _from_a_counter(x: Value) -> bool:
+    """Whether ``x`` is computed from the counter of a loop around the code being built, plus or times
+    constants.  Enzyme-JAX's loop raising computes such a value for all trips at once, and in integer
+    types other than int64 gets their wrapping wrong (np.uint8(i) + np.uint8(250) read row 294 for row
+    250 - 6 + 300; np.int8(i) + np.int8(120) and uint32 likewise: a helper's adversarial sweep): the
+    value is kept from it (an optimization_barrier) before it becomes such a type."""
+    bodies, block = [], current_block()
+    while block is not None:
+        if block.loop_body:
+            bodies.append(block)
+        block = block.parent
+    return any(_start_kind(x, body, {}) == _COUNTER for body in bodies)
 
 
 def bitcast_convert(x: Value, dtype) -> Value:

@@ -352,6 +352,8 @@ def _scalar_type(scalar_type):
         if not isinstance(x, TracedArray) or args or kwargs:
             with numpy_rules():
                 return scalar_type(x, *args, **kwargs)
+        if x.weak is int and np.dtype(scalar_type).kind in "iu":
+            python_ints.check_fits(x, scalar_type)  # (np.uint8(i + 250): NumPy's OverflowError past 255)
         result = astype(x, scalar_type)
         return TracedArray(result.value, scalar=True) if result.ndim == 0 else result
     return construct
