@@ -333,6 +333,10 @@ def test_a_program_for_xla_off_cpu_has_no_barriers_and_products_in_full_precisio
     stripped = _for_accelerators(text)
     assert "optimization_barrier" not in stripped
     assert "stablehlo.while" in runner.run(stripped, "none")
+    unoptimized = cf.compile(LOOKUPS[0], g, idx, np.int64(2), optimize=False).mlir  # (cofactor's generic form)
+    assert "optimization_barrier" in unoptimized
+    assert "optimization_barrier" not in _for_accelerators(unoptimized)
+    assert "stablehlo.while" in runner.run(_for_accelerators(unoptimized), "none")
     products = runner.run(_for_accelerators(cf.code_hlo(lambda a, b: (a @ b, np.dot(a[0], b[:, 0])), g[:, :4], g)),
                           "none")
     assert products.count("precision = [HIGHEST, HIGHEST]") == products.count("stablehlo.dot_general") == 2

@@ -107,11 +107,16 @@ def _for_accelerators(mlir_text: str) -> str:
 # raising, ir/ops.py; the steps of an exact division) fails the compile ("HloEvaluator does not
 # implement the opt-barrier opcode": 49 of the suite's programs on an H200).  They have done their work
 # in Enzyme-JAX's passes; XLA:CPU expands them itself.  Off CPU each becomes the value it holds.
+# (Enzyme-JAX prints the pretty form; the unoptimized program, optimize=False, is cofactor's generic one.)
 _BARRIER = re.compile(r"^(\s*%[\w.#]+) = stablehlo\.optimization_barrier (%[\w.#]+) : (tensor<[^>]*>)$", re.MULTILINE)
+_GENERIC_BARRIER = re.compile(
+    r'^(\s*%[\w.#]+) = "stablehlo\.optimization_barrier"\((%[\w.#]+)\) : \((tensor<[^>]*>)\) -> \(tensor<[^>]*>\)$',
+    re.MULTILINE)
 
 
 def _without_barriers(mlir_text: str) -> str:
-    return _BARRIER.sub(r"\1 = stablehlo.reshape \2 : (\3) -> \3", mlir_text)
+    pretty = _BARRIER.sub(r"\1 = stablehlo.reshape \2 : (\3) -> \3", mlir_text)
+    return _GENERIC_BARRIER.sub(r'\1 = "stablehlo.reshape"(\2) : (\3) -> (\3)', pretty)
 
 
 # XLA's CPU backend compiles some small programs for minutes: a fusion of a chain of steps that each
