@@ -170,9 +170,18 @@ def running_sum(x):
     out = np.zeros_like(x)
     s = 1.0
     for i in range(x.shape[0]):
-        s += x[i]
+        s += x[i]                        # (floats: left a loop, the order of the additions kept)
         out[i] = s
     return out, s
+
+
+def running_count(x):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    k = np.int64(0)                      # (a Python int's sum is checked against int64's range each trip)
+    for i in range(x.shape[0]):
+        k += x[i] > 0
+        out[i] = k
+    return out, k
 
 
 def running_sum_backwards(x):
@@ -267,12 +276,13 @@ def _inputs(fn, rng):
 # taking each result (ir/loops.py).
 RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances, normalize_rows,
           reads_ahead_in_place, reads_behind_backwards, centers_columns, branch_per_element, clips_in_place,
-          scales_rows_that_sum_positive, relu_in_place, moves_particles, running_max, running_sum,
-          running_sum_backwards, running_min_of_np_minimum, running_max_by_if, running_product_of_ints]
+          scales_rows_that_sum_positive, relu_in_place, moves_particles, running_max, running_count,
+          running_min_of_np_minimum, running_max_by_if, running_product_of_ints]
 # gather_by_index's reads are independent, but the loop also checks each index read from data against the
 # axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  swaps_pairs reads
 # from the loop's initial array too, but loop raising does not take its two strided writes.
-LOOPS = [swaps_pairs, running_sum_written_before_it_grows, drawdown, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
+LOOPS = [swaps_pairs, running_sum, running_sum_backwards, running_sum_written_before_it_grows, drawdown,
+         prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
          reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch,
          writes_a_block_then_beside_it, adds_the_last_wrapping_around, differences_guarded_at_the_end]
 
@@ -333,19 +343,48 @@ def test_loops_cofactor_does_not_take_apart_stay_one_rolled_loop(fn):
     assert "stablehlo.while" in compiled.raw_mlir
 
 
-@pytest.mark.parametrize("fn", [running_max, running_max_by_if, running_min_of_np_minimum, running_sum],
-                         ids=lambda fn: fn.__name__)
+def flags_new_records(x):
+    out, best, count = np.empty_like(x), -np.inf, 0
+    for i in range(x.shape[0]):
+        better = x[i] > best
+        count = count + better           # (the comparison used for more than the maximum)
+        if better:
+            best = x[i]
+        out[i] = best
+    return out, count
+
+
+def reads_back_the_running_sums(k):
+    out, total, s = np.zeros_like(k), 0, 0
+    for i in range(k.shape[0]):
+        s += k[i]
+        out[i] = s
+        total = total + out.sum()        # (the array read after the running number is written)
+    return total
+
+
+@pytest.mark.parametrize("fn", [running_max, running_max_by_if, running_min_of_np_minimum, running_sum,
+                                flags_new_records], ids=lambda fn: fn.__name__)
 def test_running_values_through_nan_and_infinities(fn):
-    """Python's max() keeps the running value where an element is NaN, and NaN once it starts NaN;
-    np.minimum and + carry NaN on: the scan that replaces the loop does what the loop does."""
+    """Python's max() keeps the running value where an element is NaN, and NaN once it starts NaN,
+    and the earlier of -0.0 and 0.0; np.minimum and + carry NaN on: the scan that replaces the loop
+    does what the loop does."""
     compiled = cf.jit(fn)
     for x in ([1.0, np.nan, 3.0, -np.inf, np.nan, 2.0, 5.0, 0.5, 7.0, np.inf, 1.0],
               [np.nan, 1.0, 3.0, 2.0, np.nan, 4.0, 0.0, -1.0, 8.0, 9.0, 1.0],
-              [-0.0, 0.0, -1.0, -np.inf, -2.0, 3.0, np.nan, np.nan, 4.0, -5.0, 6.0]):
+              [-0.0, 0.0, -1.0, -np.inf, -2.0, 3.0, np.nan, np.nan, 4.0, -5.0, 6.0],
+              [-0.0, 0.0] * 6, [0.0, -0.0] * 6):
         want, got = fn(np.array(x)), compiled(np.array(x))
         want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
         for g, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)  # (NaN where NumPy has NaN)
+            if fn is not running_min_of_np_minimum:  # (np.minimum's zero sign is XLA's, loop or not)
+                np.testing.assert_array_equal(np.signbit(np.asarray(g)), np.signbit(w))
+
+
+def test_a_running_sum_read_back_in_the_loop():
+    k = np.arange(1, 13)
+    assert int(cf.jit(reads_back_the_running_sums)(k)) == reads_back_the_running_sums(k)
 
 
 @pytest.mark.parametrize("fn", RAISED, ids=lambda fn: fn.__name__)

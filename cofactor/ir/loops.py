@@ -195,8 +195,9 @@ def _raisable(trips: _Trips, kept: set, written: dict, moved: set, ifs, scanned:
 
 class _Scan:
     """A carried number a loop combines with a value of each trip and writes, as it stands after the
-    trip, to one place per trip of a carried array, the places next to each other (``s += x[i]; out[i]
-    = s``; ``m = max(m, x[i]); out[i] = m``).  Loop raising cannot take that dependency from trip to
+    trip, to one place per trip of a carried array, the places next to each other (``m = max(m, x[i]);
+    out[i] = m``; ``k += flags[i]; out[i] = k`` of ints: floats' sums and products are left to the loop,
+    since a scan adds in another order, which rounds, overflows and cancels otherwise).  Loop raising cannot take that dependency from trip to
     trip, so the loop writes each trip's value there instead, and after it a prefix scan
     (ops.prefix_scan) of those makes the running values, which are written back (_after_scans).
     Python's max() and min() keep the number where the trip's value is NaN, and keep NaN once the number
@@ -224,10 +225,12 @@ class _Scan:
         for k, number in enumerate(body.arguments):
             if k == trips.counter or number.type.shape or number.dtype.kind not in "iuf" or yields[k] is number:
                 continue
-            combined = _combination(yields[k], number, body)
+            combined = _combination(yields[k], number, body, uses)
             if combined is None or not _counter_and_invariants_only(combined[1], trips, moved):
                 continue
             kind, value, inside = combined
+            if kind in ("stablehlo.add", "stablehlo.multiply") and number.dtype.kind == "f":
+                continue  # (in another order, floats round, overflow and cancel otherwise: 1e16 + 1 - 1e16)
             if any(op not in inside for op in uses.get(id(number), [])) or yields.count(yields[k]) != 1:
                 continue
             writes = [_scan_write(op, uses, trips, number.dtype) for op in uses.get(id(yields[k]), [])
@@ -247,28 +250,35 @@ class _Scan:
             update.operands[1] = copy.results[0]
 
     def running(self, values: Value, start: Value) -> Value:
-        """The number after each trip, from the trips' ``values`` (in trip order) and its ``start``."""
-        dtype, kind = values.dtype, self.kind
-        op = {"max": "stablehlo.maximum", "min": "stablehlo.minimum"}.get(kind, kind)
-        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        """The number after each trip, from the trips' ``values`` (in trip order) and its ``start``
+        (scanned first, for sums and products).  Python's max() keeps the earlier of equal numbers
+        (-0.0 before 0.0): so does the scan's combine."""
+        dtype, kind, count = values.dtype, self.kind, values.shape[0]
         small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-        identity = {"stablehlo.add": 0, "stablehlo.multiply": 1, "stablehlo.maximum": small,
-                    "stablehlo.minimum": big}[op]
+        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        identity = {"stablehlo.add": 0, "stablehlo.multiply": 1,
+                    "stablehlo.maximum": small, "max": small, "stablehlo.minimum": big, "min": big}[kind]
         identity = ops.constant(np.array(identity, dtype))
-        start = ops.broadcast_in_dim(start, values.shape, [])
-        if kind in ("max", "min") and dtype.kind == "f":  # (NaN: the trip keeps the number)
-            values = ops.select(ops.compare(values, values, "EQ"), values,
-                                ops.broadcast_in_dim(identity, values.shape, []))
-        scanned = ops.prefix_scan(values, 0, lambda a, b: ops.binary(op, a, b), identity)
-        if kind in ("max", "min"):  # (greater than a NaN start: never, which keeps it)
-            return ops.select(ops.compare(scanned, start, "GT" if kind == "max" else "LT"), scanned, start)
-        return ops.binary(op, start, scanned)
+        if kind in ("max", "min"):
+            if dtype.kind == "f":  # (NaN: the trip keeps the number)
+                values = ops.select(ops.compare(values, values, "EQ"), values,
+                                    ops.broadcast_in_dim(identity, values.shape, []))
+            better = "GT" if kind == "max" else "LT"
+            scanned = ops.prefix_scan(values, 0, lambda a, b: ops.select(ops.compare(b, a, better), b, a), identity)
+            start = ops.broadcast_in_dim(start, values.shape, [])
+            return ops.select(ops.compare(scanned, start, better), scanned, start)  # (a NaN start stays)
+        if kind in ("stablehlo.maximum", "stablehlo.minimum"):  # (NaN carries on, as it does in the loop)
+            scanned = ops.prefix_scan(values, 0, lambda a, b: ops.binary(kind, a, b), identity)
+            return ops.binary(kind, ops.broadcast_in_dim(start, values.shape, []), scanned)
+        joined = ops.concatenate([ops.reshape(start, (1,)), values], 0)
+        scanned = ops.prefix_scan(joined, 0, lambda a, b: ops.binary(kind, a, b), identity)
+        return ops.slice(scanned, [1], [count + 1])
 
 
 _SCANNED = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
 
 
-def _combination(new: Value, number: Value, body: Block):
+def _combination(new: Value, number: Value, body: Block, uses: dict):
     """(kind, the value combined with ``number``, the operations that combine them) where ``new`` is
     ``number`` combined with a value by an associative op, or by Python's max() / min() (a select, or an
     if whose arms return the value and the number); None otherwise."""
@@ -287,7 +297,8 @@ def _combination(new: Value, number: Value, body: Block):
     else:
         return None
     compare = test.owner
-    if kept is not number or not isinstance(compare, Operation) or compare.name != "stablehlo.compare":
+    if kept is not number or not isinstance(compare, Operation) or compare.name != "stablehlo.compare" or (
+            uses.get(id(test)) != [op]):  # (the test used for more than this number: it would see the number unchanged)
         return None
     direction = compare.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
     left, right = compare.operands
@@ -355,6 +366,9 @@ def _scan_write(shaped: Operation, uses: dict, trips: _Trips, dtype):
             chain.append(value.owner)
             value = value.owner.operands[0]
         if update in chain and value is carried:
+            later = chain[:chain.index(update) + 1]  # (the chain runs from the trip's end back)
+            if any(len(uses.get(id(op.results[0]), [])) != 1 for op in later):
+                return None  # (the array read after the write, out.sum(): it holds the trip's value there now)
             others = [_box(op.operands[0], op.operands[2:], op.operands[1].shape, trips) for op in chain
                       if op is not update]
             if all(w is not None and _apart_in_one_trip(w, box) and not _earlier_trip_overlaps(w, box, trips)

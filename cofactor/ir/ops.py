@@ -513,8 +513,8 @@ SCAN_BLOCK = 16  # lanes scanned together at each level of a long scan
 
 
 def prefix_scan(v: Value, axis: int, combine, identity: Value) -> Value:
-    """Inclusive prefix scan along ``axis`` by ``combine`` (an associative builder of two values),
-    ``identity`` its 0-d neutral value.  A long axis is cut into blocks of SCAN_BLOCK lanes: each block
+    """Inclusive prefix scan along ``axis`` by ``combine`` (an associative builder of two values, the
+    earlier lanes' first), ``identity`` its 0-d neutral value.  A long axis is cut into blocks of SCAN_BLOCK lanes: each block
     is scanned, the blocks' totals are scanned the same way (one level up), and each block is combined
     with the total of the blocks before it.  That is about log2(SCAN_BLOCK) passes over the data where
     scanning the whole axis at once takes log2(n), each of which XLA fuses with all the passes before
@@ -541,7 +541,7 @@ def _scan_in_steps(v: Value, axis: int, combine, identity: Value) -> Value:
     every step is a pad and an elementwise op, which both AD modes differentiate."""
     step = 1
     while step < v.shape[axis]:
-        v = combine(v, shifted_up(v, axis, step, identity))
+        v = combine(shifted_up(v, axis, step, identity), v)
         step *= 2
     return v
 
