@@ -232,8 +232,16 @@ def drawdown(prices):
     peak, dd = prices[0], np.empty_like(prices)
     for i in range(prices.shape[0]):
         peak = max(peak, prices[i])
-        dd[i] = prices[i] - peak         # (a value computed from the running maximum: stays a loop)
+        dd[i] = prices[i] - peak         # (a value computed from the running maximum)
     return dd
+
+
+def offsets_before_each(counts):
+    starts, total = np.empty_like(counts), np.int64(0)
+    for i in range(counts.shape[0]):
+        starts[i] = total                # (the sum before this trip's: an exclusive scan)
+        total += counts[i]
+    return starts, total
 
 
 def adds_the_last_wrapping_around(u):
@@ -264,7 +272,7 @@ def _inputs(fn, rng):
         return [rng.standard_normal((n, n))]
     if fn is two_accumulators:
         return [rng.standard_normal(n), rng.standard_normal((n, 3))]
-    if fn is running_product_of_ints:
+    if fn in (running_product_of_ints, offsets_before_each):
         return [rng.integers(-3, 4, n)]
     if fn in (gather_by_index, scatter_add):
         return [rng.standard_normal(n), rng.integers(0, 8, n)]
@@ -277,12 +285,11 @@ def _inputs(fn, rng):
 RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances, normalize_rows,
           reads_ahead_in_place, reads_behind_backwards, centers_columns, branch_per_element, clips_in_place,
           scales_rows_that_sum_positive, relu_in_place, moves_particles, running_max, running_count,
-          running_min_of_np_minimum, running_max_by_if, running_product_of_ints]
+          running_min_of_np_minimum, running_max_by_if, running_product_of_ints, drawdown, offsets_before_each]
 # gather_by_index's reads are independent, but the loop also checks each index read from data against the
 # axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  swaps_pairs reads
 # from the loop's initial array too, but loop raising does not take its two strided writes.
-LOOPS = [swaps_pairs, running_sum, running_sum_backwards, running_sum_written_before_it_grows, drawdown,
-         prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
+LOOPS = [swaps_pairs, running_sum, running_sum_backwards, running_sum_written_before_it_grows, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
          reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch,
          writes_a_block_then_beside_it, adds_the_last_wrapping_around, differences_guarded_at_the_end]
 
@@ -343,6 +350,15 @@ def test_loops_cofactor_does_not_take_apart_stay_one_rolled_loop(fn):
     assert "stablehlo.while" in compiled.raw_mlir
 
 
+def running_max_taking_ties(x):
+    out, best = np.empty_like(x), -np.inf
+    for i in range(x.shape[0]):
+        if x[i] >= best:                 # (an equal value replaces it: 0.0 after -0.0)
+            best = x[i]
+        out[i] = best
+    return out, best
+
+
 def flags_new_records(x):
     out, best, count = np.empty_like(x), -np.inf, 0
     for i in range(x.shape[0]):
@@ -364,7 +380,7 @@ def reads_back_the_running_sums(k):
 
 
 @pytest.mark.parametrize("fn", [running_max, running_max_by_if, running_min_of_np_minimum, running_sum,
-                                flags_new_records], ids=lambda fn: fn.__name__)
+                                running_max_taking_ties, flags_new_records], ids=lambda fn: fn.__name__)
 def test_running_values_through_nan_and_infinities(fn):
     """Python's max() keeps the running value where an element is NaN, and NaN once it starts NaN,
     and the earlier of -0.0 and 0.0; np.minimum and + carry NaN on: the scan that replaces the loop

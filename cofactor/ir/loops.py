@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import ops
-from .core import Block, Operation, Region, Value, emit, insertion_point, int_literal
+from .core import Block, Operation, Region, Value, current_block, emit, insertion_point, int_literal
 from .types import i64_array
 
 _LOOKED_THROUGH = 32  # an index computed through more operations than this is not analysed
@@ -65,14 +65,14 @@ def while_loop(init, cond, body, attributes=None, reverse_mode=False) -> list:
     loop = results[0].owner
     trips = _Trips.of(loop)
     scans = [] if trips is None else prepare_for_raising(loop, trips, reverse_mode)
-    return _after_scans(loop, trips, scans) if scans else results
+    return _scanned_ahead(loop, trips, scans) if scans else results
 
 
 def prepare_for_raising(loop: Operation, trips: _Trips, reverse_mode: bool) -> list:
     """Where that leaves a loop raising can turn into tensor operations: point the reads of ``loop``'s
     carried arrays that no earlier trip can have written at the loop's initial arrays, compute both
-    arms of its ifs, a select taking each result, and take its running scalars out (see the module
-    docstring); returns those (_Scan), whose values the caller computes after the loop."""
+    arms of its ifs, a select taking each result, and find its running numbers (see the module
+    docstring); returns those (_Scan), which the caller computes ahead of the loop (_scanned_ahead)."""
     if len(trips.values) < 2:
         return []
     operations = list(trips.body.walk())
@@ -86,8 +86,6 @@ def prepare_for_raising(loop: Operation, trips: _Trips, reverse_mode: bool) -> l
     scans = [] if reverse_mode else _Scan.find(loop, trips, moved)
     if not (moves or ifs or scans) or not _raisable(trips, kept, written, moved, ifs, {s.carried for s in scans}):
         return []
-    for scan in scans:
-        scan.take_out(trips)
     for branch in reversed(ifs):  # (the innermost first)
         _speculate(branch, trips)
     for read, init in _moves(loop, trips)[0]:  # (the selects read what the arms did not write)
@@ -194,76 +192,59 @@ def _raisable(trips: _Trips, kept: set, written: dict, moved: set, ifs, scanned:
 
 
 class _Scan:
-    """A carried number a loop combines with a value of each trip and writes, as it stands after the
-    trip, to one place per trip of a carried array, the places next to each other (``m = max(m, x[i]);
-    out[i] = m``; ``k += flags[i]; out[i] = k`` of ints: floats' sums and products are left to the loop,
-    since a scan adds in another order, which rounds, overflows and cancels otherwise).  Loop raising cannot take that dependency from trip to
-    trip, so the loop writes each trip's value there instead, and after it a prefix scan
-    (ops.prefix_scan) of those makes the running values, which are written back (_after_scans).
-    Python's max() and min() keep the number where the trip's value is NaN, and keep NaN once the number
-    is NaN: the scan runs over the values with NaN made the identity, and its result is taken only where
-    it is greater (less) than the number the loop began with."""
+    """A carried number a loop combines with a value of each trip by an associative op (``m = max(m,
+    x[i])``, ``if x[i] > m: m = x[i]``, ``k += flags[i]`` of ints), the value computed from the counter
+    and what the loop does not change.  Loop raising cannot take that dependency from trip to trip, so
+    the number's value before each trip is computed ahead of the loop: a first loop computes each
+    trip's value (raised: tensor operations), a prefix scan (ops.prefix_scan) the running numbers, and
+    the loop reads its trip's from those and carries the number unchanged (_scanned_ahead).  What the
+    loop does with the number (writes it, compares it, computes with it) is as it was.  Floats' sums
+    and products are left to the loop: a scan adds in another order, which rounds, overflows and
+    cancels otherwise (1e16 + 1 - 1e16).  Python's max() and min() keep the number where the trip's
+    value is NaN, and keep NaN once the number is NaN: the scan runs over the values with NaN made the
+    identity, and its result is taken only where it is greater (less) than the number the loop began
+    with."""
 
-    def __init__(self, carried: int, kind: str, value: Value, writes: list):
+    def __init__(self, carried: int, kind: str, value: Value):
         self.carried = carried  # the number's index among the carried values
-        self.kind = kind        # the combining op (_SCANNED), or "max" / "min" (Python's, a select)
+        self.kind = kind        # the combining op (_SCANNED), or Python's max() / min() (a select: "max", "min",
+        # or "max>=" / "min<=" where a value equal to the number replaces it, if x[i] >= m: m = x[i])
         self.value = value      # what a trip combines with it
-        self.writes = writes    # [(the dynamic_update_slice, the reshape it writes, array's index, axis)]
 
     @classmethod
     def find(cls, loop: Operation, trips: _Trips, moved: set) -> list:
         """The running numbers of the loop (``moved``: the ids of the reads that will read the initial
         arrays)."""
         body = trips.body
-        terminator = body.operations[-1]
-        yields = terminator.operands
-        uses = {}
-        for op in body.walk():
-            for v in op.operands:
-                uses.setdefault(id(v), []).append(op)
+        yields = body.operations[-1].operands
         scans = []
         for k, number in enumerate(body.arguments):
             if k == trips.counter or number.type.shape or number.dtype.kind not in "iuf" or yields[k] is number:
                 continue
-            combined = _combination(yields[k], number, body, uses)
+            combined = _combination(yields[k], number, body)
             if combined is None or not _counter_and_invariants_only(combined[1], trips, moved):
                 continue
-            kind, value, inside = combined
+            kind, value = combined
             if kind in ("stablehlo.add", "stablehlo.multiply") and number.dtype.kind == "f":
                 continue  # (in another order, floats round, overflow and cancel otherwise: 1e16 + 1 - 1e16)
-            if any(op not in inside for op in uses.get(id(number), [])) or yields.count(yields[k]) != 1:
-                continue
-            writes = [_scan_write(op, uses, trips, number.dtype) for op in uses.get(id(yields[k]), [])
-                      if op is not terminator]
-            if writes and None not in writes:
-                scans.append(cls(k, kind, value, writes))
+            scans.append(cls(k, kind, value))
         return scans
-
-    def take_out(self, trips: _Trips) -> None:
-        """The loop carries the number unchanged and writes each trip's value in its places."""
-        body = trips.body
-        body.operations[-1].operands[self.carried] = body.arguments[self.carried]
-        for update, shaped, _, _ in self.writes:
-            copy = Operation(shaped.name, [self.value], [shaped.results[0].type], shaped.attributes)
-            copy.block = body
-            body.operations.insert(body.operations.index(update), copy)
-            update.operands[1] = copy.results[0]
 
     def running(self, values: Value, start: Value) -> Value:
         """The number after each trip, from the trips' ``values`` (in trip order) and its ``start``
         (scanned first, for sums and products).  Python's max() keeps the earlier of equal numbers
-        (-0.0 before 0.0): so does the scan's combine."""
+        (-0.0 before 0.0), and an if testing x[i] >= m the later: so does the scan's combine."""
         dtype, kind, count = values.dtype, self.kind, values.shape[0]
         small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
         big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
-        identity = {"stablehlo.add": 0, "stablehlo.multiply": 1,
-                    "stablehlo.maximum": small, "max": small, "stablehlo.minimum": big, "min": big}[kind]
+        identity = {"stablehlo.add": 0, "stablehlo.multiply": 1, "stablehlo.maximum": small, "max": small,
+                    "max>=": small, "stablehlo.minimum": big, "min": big, "min<=": big}[kind]
         identity = ops.constant(np.array(identity, dtype))
-        if kind in ("max", "min"):
+        if kind in ("max", "min", "max>=", "min<="):
             if dtype.kind == "f":  # (NaN: the trip keeps the number)
                 values = ops.select(ops.compare(values, values, "EQ"), values,
                                     ops.broadcast_in_dim(identity, values.shape, []))
-            better = "GT" if kind == "max" else "LT"
+            better = {"max": "GT", "min": "LT", "max>=": "GE", "min<=": "LE"}[kind]
             scanned = ops.prefix_scan(values, 0, lambda a, b: ops.select(ops.compare(b, a, better), b, a), identity)
             start = ops.broadcast_in_dim(start, values.shape, [])
             return ops.select(ops.compare(scanned, start, better), scanned, start)  # (a NaN start stays)
@@ -278,36 +259,32 @@ class _Scan:
 _SCANNED = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum")
 
 
-def _combination(new: Value, number: Value, body: Block, uses: dict):
-    """(kind, the value combined with ``number``, the operations that combine them) where ``new`` is
-    ``number`` combined with a value by an associative op, or by Python's max() / min() (a select, or an
-    if whose arms return the value and the number); None otherwise."""
+def _combination(new: Value, number: Value, body: Block):
+    """(kind, the value combined with ``number``) where ``new`` is ``number`` combined with a value by an
+    associative op, or by Python's max() / min() (a select, or an if whose arms return the value and the
+    number); None otherwise."""
     op = new.owner
     if not isinstance(op, Operation) or op.block is not body:
         return None
     if op.name in _SCANNED and op.operands.count(number) == 1:
-        return op.name, op.operands[1] if op.operands[0] is number else op.operands[0], [op]
+        return op.name, op.operands[1] if op.operands[0] is number else op.operands[0]
     if op.name == "stablehlo.select":
         test, taken, kept = op.operands
-        inside = [op]
     elif op.name == "stablehlo.if" and len(op.results) == 1:
-        returns = [region.blocks[0].operations[-1] for region in op.regions]
-        test, (taken, kept) = op.operands[0], (r.operands[0] for r in returns)
-        inside = [op] + [inner for region in op.regions for inner in region.blocks[0].walk()]
+        test, (taken, kept) = op.operands[0], (region.blocks[0].operations[-1].operands[0] for region in op.regions)
     else:
         return None
     compare = test.owner
-    if kept is not number or not isinstance(compare, Operation) or compare.name != "stablehlo.compare" or (
-            uses.get(id(test)) != [op]):  # (the test used for more than this number: it would see the number unchanged)
+    if kept is not number or not isinstance(compare, Operation) or compare.name != "stablehlo.compare":
         return None
     direction = compare.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
     left, right = compare.operands
     if left is number:
         left, right, direction = right, left, {"GT": "LT", "GE": "LE", "LT": "GT", "LE": "GE"}.get(direction)
-    kind = {"GT": "max", "GE": "max", "LT": "min", "LE": "min"}.get(direction)
+    kind = {"GT": "max", "GE": "max>=", "LT": "min", "LE": "min<="}.get(direction)
     if right is not number or kind is None or not _same_value(left, taken):
         return None
-    return kind, left, inside + [compare]
+    return kind, left
 
 
 def _same_value(a: Value, b: Value, depth: int = 0) -> bool:
@@ -343,66 +320,106 @@ def _counter_and_invariants_only(value: Value, trips: _Trips, moved: set) -> boo
     return True
 
 
-def _scan_write(shaped: Operation, uses: dict, trips: _Trips, dtype):
-    """(the update, ``shaped``, the array's index, the axis) where ``shaped`` (a reshape of the number)
-    is written at one place per trip, next to the last trip's along an axis, of a carried array of its
-    dtype that no other write of the loop touches there; None otherwise."""
-    body = trips.body
-    users = uses.get(id(shaped.results[0]), [])
-    if shaped.name not in ("stablehlo.reshape", "stablehlo.broadcast_in_dim") or len(users) != 1:
-        return None
-    update = users[0]
-    if update.name != _UPDATE or update.operands[1] is not shaped.results[0] or update.block is not body or (
-            update.results[0].dtype != dtype):
-        return None
-    box = _box(update.operands[0], update.operands[2:], update.operands[1].shape, trips)
-    moving = [d for d, (times, _, _) in enumerate(box or []) if times]
-    if len(moving) != 1 or abs(box[moving[0]][0] * trips.step) != 1:
-        return None
-    yields = body.operations[-1].operands
-    for k, carried in enumerate(body.arguments):
-        chain, value = [], yields[k]
-        while isinstance(value.owner, Operation) and value.owner.name == _UPDATE and value.owner.block is body:
-            chain.append(value.owner)
-            value = value.owner.operands[0]
-        if update in chain and value is carried:
-            later = chain[:chain.index(update) + 1]  # (the chain runs from the trip's end back)
-            if any(len(uses.get(id(op.results[0]), [])) != 1 for op in later):
-                return None  # (the array read after the write, out.sum(): it holds the trip's value there now)
-            others = [_box(op.operands[0], op.operands[2:], op.operands[1].shape, trips) for op in chain
-                      if op is not update]
-            if all(w is not None and _apart_in_one_trip(w, box) and not _earlier_trip_overlaps(w, box, trips)
-                   and not _earlier_trip_overlaps(box, w, trips) for w in others):
-                return update, shaped, k, moving[0]
-            return None
-    return None
-
-
-def _after_scans(loop: Operation, trips: _Trips, scans: list) -> list:
-    """The loop's results, with each scanned number and the places it was written made the running
-    values (built after the loop)."""
-    results, count = list(loop.results), len(trips.values)
+def _scanned_ahead(loop: Operation, trips: _Trips, scans: list) -> list:
+    """The loop's results, each scanned number's its last running value, with the running numbers
+    computed ahead of the loop and read by it (the loop moves after them)."""
+    results, count, body = list(loop.results), len(trips.values), trips.body
     for scan in scans:
-        placements = [_placement(update, axis, trips) for update, _, _, axis in scan.writes]
-        (starts, ascending), (_, _, k, axis) = placements[0], scan.writes[0]
-        limits = [s + (count if d == axis else 1) for d, s in enumerate(starts)]
-        values = ops.reshape(ops.slice(results[k], starts, limits), (count,))  # (the trips' values)
-        running = scan.running(values if ascending else ops.reverse(values, [0]), loop.operands[scan.carried])
+        values = _each_trips_value(loop, trips, scan.value)
+        start = loop.operands[scan.carried]
+        running = scan.running(values, start)
         results[scan.carried] = ops.reshape(ops.slice(running, [count - 1], [count]), ())
-        for (starts, ascending), (_, _, k, axis) in zip(placements, scan.writes):
-            placed = running if ascending else ops.reverse(running, [0])
-            shape = [count if d == axis else 1 for d in range(len(starts))]
-            results[k] = ops.dynamic_update_slice(results[k], ops.reshape(placed, shape),
-                                                  [ops.constant(np.array(s, np.int64)) for s in starts])
+        before = ops.concatenate([ops.reshape(start, (1,)), ops.slice(running, [0], [count - 1])], 0)
+        number = body.arguments[scan.carried]
+        at = len(body.operations)
+        with insertion_point(body):
+            read = ops.reshape(ops.dynamic_slice(before, [_trip(body.arguments[trips.counter], trips)], [1]), ())
+        made = body.operations[at:]
+        body.operations[at:] = []
+        body.operations[0:0] = made
+        for op in body.walk():
+            op.operands = [read if v is number else v for v in op.operands]
+        body.operations[-1].operands[scan.carried] = number  # (carried unchanged: no trip reads it)
+    loop.block.operations.remove(loop)
+    loop.block.operations.append(loop)
     return results
 
 
-def _placement(update: Operation, axis: int, trips: _Trips):
-    """(the starts of the places ``update`` writes over all trips, whether the first trip's is first)."""
-    box = _box(update.operands[0], update.operands[2:], update.operands[1].shape, trips)
-    times, const, _ = box[axis]
-    first, last = times * trips.values[0] + const, times * trips.values[-1] + const
-    return [min(first, last) if d == axis else c for d, (_, c, _) in enumerate(box)], first < last
+def _trip(counter: Value, trips: _Trips) -> Value:
+    """Which trip it is (0, 1, ...), from the loop's ``counter``."""
+    start, step = trips.values.start, trips.step
+    if start:
+        counter = ops.binary("stablehlo.subtract", counter, ops.constant(np.array(start, counter.dtype)))
+    if step != 1:
+        counter = ops.binary("stablehlo.divide", counter, ops.constant(np.array(step, counter.dtype)))
+    return counter
+
+
+def _each_trips_value(loop: Operation, trips: _Trips, value: Value) -> Value:
+    """A vector of what ``value`` (computed in the loop's body from its counter and what the loop does
+    not change) is on each trip: a loop of its own, of a copy of the operations that compute it."""
+    body, count = trips.body, len(trips.values)
+    needed = _needed(value, body)
+    computing = [op for op in body.operations if id(op) in needed]
+    unchanged = {id(arg): init for arg, init in zip(body.arguments, loop.operands) if id(arg) in trips.unchanged}
+    counter = body.arguments[trips.counter]
+    stop = ops.constant(np.array(trips.values.stop, counter.dtype))
+
+    def each(i, values):
+        copies = dict(unchanged)
+        copies[id(counter)] = i
+        for op in computing:
+            _copy(op, copies)
+        trip = ops.reshape(copies.get(id(value), value), (1,))
+        values = ops.dynamic_update_slice(values, trip, [_trip(i, trips)])
+        return [ops.binary("stablehlo.add", i, ops.constant(np.array(trips.step, counter.dtype))), values]
+
+    first = ops.constant(np.array(trips.values.start, counter.dtype))
+    zeros = ops.constant(np.zeros(count, value.dtype))
+    return while_loop([first, zeros], lambda i, _: ops.compare(i, stop, "LT" if trips.step > 0 else "GT"), each)[1]
+
+
+def _needed(value: Value, body: Block) -> set:
+    """ids of the operations of ``body`` (its own, not nested) that ``value`` is computed by."""
+    needed, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, Operation) or id(op) in needed or v.block is None or not v.block.within(body):
+            continue
+        if op.block is not body:  # (a value of a nested region: the operation of the body holding it)
+            op = next(outer for outer in body.operations if _holds(outer, op))
+        needed.add(id(op))
+        stack.extend(op.operands)
+        stack.extend(x for region in op.regions for block in region.blocks for inner in block.walk()
+                     for x in inner.operands)
+    return needed
+
+
+def _holds(outer: Operation, op: Operation) -> bool:
+    return any(inner is op for region in outer.regions for block in region.blocks for inner in block.walk())
+
+
+def _copy(op: Operation, copies: dict) -> None:
+    """``op`` built again at the insertion point, its operands (and its regions') looked up in
+    ``copies``, which then maps its results to the copy's."""
+    regions = []
+    for region in op.regions:
+        blocks = []
+        for block in region.blocks:
+            inner = Block([a.type for a in block.arguments])
+            inner.parent = current_block()
+            copies.update({id(a): b for a, b in zip(block.arguments, inner.arguments)})
+            with insertion_point(inner):
+                for nested in block.operations:
+                    _copy(nested, copies)
+            blocks.append(inner)
+        regions.append(Region(blocks))
+    copy = Operation(op.name, [copies.get(id(v), v) for v in op.operands], [r.type for r in op.results],
+                     op.attributes, regions)
+    copy.literal = op.literal
+    current_block().append(copy)
+    copies.update({id(old): new for old, new in zip(op.results, copy.results)})
 
 
 # Operations a loop raising does not take apart, or that an if's arm may not run when it is not taken.
