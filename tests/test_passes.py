@@ -662,7 +662,16 @@ def test_an_array_rebuilt_from_its_elements(rows, cols, shifted):
 
 
 _INF, _NAN = np.inf, np.nan
+def _reads_what_each_trip_writes(a, y):
+    s = y
+    for _ in range(12):
+        a[3] = a[1] + a[2]               # (the same value on every trip, but not the one a[3] starts with)
+        s = s * a[0] + a[3]
+    return s
+
+
 _REWRITES = {  # a wrong Enzyme-JAX rewrite (EXCLUDED_PATTERNS) -> a program it got wrong, and its inputs
+    "hoist_slice": (_reads_what_each_trip_writes, [1.25, 0.5, -0.25, 0.75], 0.5),
     "mul_zero_pad": (lambda x, y: np.pad(x, (1, 0)) * y, [1.0, 2.0], [_NAN, 1.0, _INF]),
     "div_zero_pad": (lambda x, y: np.pad(x, (1, 0)) / np.pad(y, (1, 0)), [1.0, 2.0], [1.0, 2.0]),
     "pad_dot_general": (lambda x, y: np.pad(x, ((0, 0), (1, 0))) @ y, [[1.0, 2.0], [3.0, 4.0]],
