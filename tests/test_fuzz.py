@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from fuzz import generator, regressions, runner
+from fuzz import element_loops, generator, regressions, runner
 
 SEEDS = range(300)
 
@@ -20,6 +20,15 @@ def test_random_programs():
               for seed, outcome in failures]
     assert not failures, f"{len(failures)} of {len(SEEDS)} programs failed " \
         f"(rerun one: scripts/fuzz.py --count 1 --seed S --shrink)\n\n" + "\n".join(report)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_element_loops(seed, tmp_path):
+    """Loops that update arrays in place at places the counter computes, under ifs, with running numbers
+    (tests/fuzz/element_loops.py): what the rewrites for loop raising do must not change the answer."""
+    source, args = element_loops.generate(seed)
+    outcome = runner.check(runner.load(source, str(tmp_path), "element_loop").f, args)
+    assert not outcome.failed, f"{outcome.category}: {outcome.details}\n{source}"
 
 
 @pytest.mark.parametrize("device", [False, True], ids=["numpy", "ConcreteArray"])
