@@ -45,6 +45,18 @@ def diagonal_tanh(a):
     return total
 
 
+def clip_and_record(x, out):
+    """An element loop with an in-place update under a traced if and a running maximum: tensor
+    operations after cofactor prepares it for loop raising (cofactor/ir/loops.py, scans.py)."""
+    best = x[0]
+    for i in range(x.shape[0]):
+        best = max(best, x[i])
+        out[i] = best
+        if x[i] < 0:
+            x[i] = 0.0
+    return out
+
+
 def rk4(u):
     """An integrator whose clock is a Python float: one rolled loop, its numbers traced."""
     t, dt = 0.0, 0.001
@@ -140,6 +152,13 @@ def main():
           f"{cf.code_hlo(diagonal_tanh, m).count('stablehlo.while')} (as traced: "
           f"{cf.code_hlo(diagonal_tanh, m, optimize=False).count('stablehlo.while')}); "
           f"{float(np.asarray(cf.jit(diagonal_tanh)(m))):.6f} (NumPy {diagonal_tanh(m):.6f})")
+    x = np.random.default_rng(2).standard_normal(1000)
+    got_x, want_x = x.copy(), x.copy()
+    got = np.asarray(cf.jit(clip_and_record)(got_x, np.zeros(1000)))
+    want = clip_and_record(want_x, np.zeros(1000))
+    print(f"for i ...: best = max(best, x[i]); out[i] = best; if x[i] < 0: x[i] = 0.0 -> stablehlo.while ops "
+          f"after optimization: {cf.code_hlo(clip_and_record, x.copy(), np.zeros(1000)).count('stablehlo.while')}, "
+          f"same as NumPy (out and x): {np.array_equal(got, want) and np.array_equal(got_x, want_x)}")
     v = np.linspace(0.0, 1.0, 8)
     start = time.perf_counter()
     y = cf.jit(rk4)(v)
