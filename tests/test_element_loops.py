@@ -260,6 +260,25 @@ def differences_guarded_at_the_end(u):
     return u
 
 
+def clips_then_records_the_maximum(x):
+    out, best = np.empty_like(x), x[0]
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            x[i] = 0.0                   # (the running maximum reads this trip's own update)
+        best = max(best, x[i])
+        out[i] = best
+    return out, best
+
+
+def records_the_maximum_of_the_last_update(x):
+    out, best = np.zeros_like(x), x[0]
+    for i in range(1, x.shape[0]):
+        x[i] = x[i] * 0.5
+        best = max(best, x[i - 1])       # (what the last trip wrote: a true dependency)
+        out[i] = best
+    return out, best
+
+
 def _inputs(fn, rng):
     n = 24
     if fn in (normalize_rows, scale_columns, centers_columns, scales_by_a_running_sum, scales_rows_that_sum_positive):
@@ -285,13 +304,15 @@ def _inputs(fn, rng):
 RAISED = [diagonal_sum, two_accumulators, scalar_stencil, scale_columns, pairwise_distances, normalize_rows,
           reads_ahead_in_place, reads_behind_backwards, centers_columns, branch_per_element, clips_in_place,
           scales_rows_that_sum_positive, relu_in_place, moves_particles, running_max, running_count,
-          running_min_of_np_minimum, running_max_by_if, running_product_of_ints, drawdown, offsets_before_each]
+          running_min_of_np_minimum, running_max_by_if, running_product_of_ints, drawdown, offsets_before_each,
+          clips_then_records_the_maximum]
 # gather_by_index's reads are independent, but the loop also checks each index read from data against the
 # axis (NumPy's IndexError after the call), and that check is carried from trip to trip.  swaps_pairs reads
 # from the loop's initial array too, but loop raising does not take its two strided writes.
 LOOPS = [swaps_pairs, running_sum, running_sum_backwards, running_sum_written_before_it_grows, prefix_recurrence, carried_in_place, scatter_add, gather_by_index,
          reads_a_written_element, scales_by_a_running_sum, branches_write_different_places, counts_under_a_branch,
-         writes_a_block_then_beside_it, adds_the_last_wrapping_around, differences_guarded_at_the_end]
+         writes_a_block_then_beside_it, adds_the_last_wrapping_around, differences_guarded_at_the_end,
+         records_the_maximum_of_the_last_update]
 
 
 @pytest.mark.parametrize("fn", RAISED + LOOPS, ids=lambda fn: fn.__name__)

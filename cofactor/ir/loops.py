@@ -79,7 +79,7 @@ def prepare_for_raising(loop: Operation, trips: Trips, reverse_mode: bool) -> li
         return []
     moves, kept, written = _moves(loop, trips)
     moved = {id(op) for op, _ in moves}
-    scans = [] if reverse_mode else Scan.find(loop, trips, moved)
+    scans = [] if reverse_mode else Scan.find(loop, trips, moved, written)
     if not (moves or ifs or scans) or not _raisable(trips, kept, written, moved, ifs, {s.carried for s in scans}):
         return []
     for branch in reversed(ifs):  # (the innermost first)

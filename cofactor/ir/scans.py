@@ -19,7 +19,8 @@ import numpy as np
 
 from . import ops
 from .core import Block, Operation, Region, Value, current_block, insertion_point
-from .trips import Trips
+from .trips import (LOOKED_THROUGH, READS, UPDATE, Trips, apart_in_one_trip, arm_result, box_of, earlier_trip_overlaps,
+                    within_in_one_trip)
 
 
 class Scan:
@@ -43,9 +44,9 @@ class Scan:
         self.value = value      # what a trip combines with it
 
     @classmethod
-    def find(cls, loop: Operation, trips: Trips, moved: set) -> list:
+    def find(cls, loop: Operation, trips: Trips, moved: set, written: dict) -> list:
         """The running numbers of the loop (``moved``: the ids of the reads that will read the initial
-        arrays)."""
+        arrays; ``written``: the boxes each carried array's trip writes)."""
         body = trips.body
         yields = body.operations[-1].operands
         scans = []
@@ -53,7 +54,7 @@ class Scan:
             if k == trips.counter or number.type.shape or number.dtype.kind not in "iuf" or yields[k] is number:
                 continue
             combined = _combination(yields[k], number, body)
-            if combined is None or not _counter_and_invariants_only(combined[1], trips, moved):
+            if combined is None or not _counter_and_invariants_only(combined[1], trips, moved, written):
                 continue
             kind, value = combined
             if kind in ("stablehlo.add", "stablehlo.multiply") and number.dtype.kind == "f":
@@ -131,23 +132,70 @@ def _same_value(a: Value, b: Value, depth: int = 0) -> bool:
             and all(_same_value(x, y, depth + 1) for x, y in zip(p.operands, q.operands)))
 
 
-def _counter_and_invariants_only(value: Value, trips: Trips, moved: set) -> bool:
-    """Whether ``value`` depends on no carried value of the loop but its counter and those it carries
-    unchanged (the reads ``moved`` read the loop's initial arrays)."""
+def _counter_and_invariants_only(value: Value, trips: Trips, moved: set, written: dict) -> bool:
+    """Whether ``value`` is on every trip the same function of the counter, whatever earlier trips did:
+    it depends on no carried value but the counter and those carried unchanged, or on places of carried
+    arrays no earlier trip writes (the reads ``moved``, and reads through this trip's own updates and
+    ifs: x[i] clipped in place before m = max(m, x[i])); ``written``: the boxes each carried array's
+    trip writes (trips.writes)."""
     body = trips.body
+    carried = {id(arg): k for k, arg in enumerate(body.arguments)}
     stack, seen = [value], set()
     while stack:
         v = stack.pop()
         if id(v) in seen or v.block is None or not v.block.within(body):
             continue
         seen.add(id(v))
-        if not isinstance(v.owner, Operation):
+        op = v.owner
+        if not isinstance(op, Operation):
             if v is not body.arguments[trips.counter] and id(v) not in trips.unchanged:
                 return False
             continue
-        stack.extend(v.owner.operands[1:] if id(v.owner) in moved else v.owner.operands)
-        stack.extend(x for region in v.owner.regions for block in region.blocks for inner in block.walk()
+        if op.name in READS and id(op) not in moved:
+            read = READS[op.name](op, trips)
+            if read is None or not _unwritten_before(op.operands[0], read, trips, written, carried, stack):
+                return False
+            stack.extend(op.operands[1:])
+            continue
+        stack.extend(op.operands[1:] if id(op) in moved else op.operands)
+        stack.extend(x for region in op.regions for block in region.blocks for inner in block.walk()
                      for x in inner.operands)
+    return True
+
+
+def _unwritten_before(array: Value, read, trips: Trips, written: dict, carried: dict, needed: list,
+                      depth: int = 0) -> bool:
+    """Whether what a read of the box ``read`` of ``array`` gets is, on every trip, this trip's own
+    updates or places of carried arrays no earlier trip wrote; ``needed`` gets the values that decide
+    which (updates' values and starts, ifs' tests), for the caller to look into."""
+    k = carried.get(id(array))
+    if k is not None:
+        if id(array) in trips.unchanged:
+            return True
+        boxes = written.get(k)
+        return boxes is not None and not any(earlier_trip_overlaps(w, read, trips) for w in boxes)
+    op = array.owner
+    if depth > LOOKED_THROUGH or not isinstance(op, Operation):
+        return False
+    if op.name == UPDATE:
+        box = box_of(op.operands[0], op.operands[2:], op.operands[1].shape, trips)
+        if box is None:
+            return False
+        needed.extend(op.operands[2:])
+        if within_in_one_trip(read, box):
+            needed.append(op.operands[1])
+            return True
+        if not apart_in_one_trip(read, box):
+            needed.append(op.operands[1])
+        return _unwritten_before(op.operands[0], read, trips, written, carried, needed, depth + 1)
+    if op.name == "stablehlo.if":
+        needed.append(op.operands[0])
+        return all(_unwritten_before(arm_result(op, arm, array.index), read, trips, written, carried, needed,
+                                     depth + 1) for arm in (0, 1))
+    if op.name == "stablehlo.select":
+        needed.append(op.operands[0])
+        return all(_unwritten_before(x, read, trips, written, carried, needed, depth + 1) for x in op.operands[1:])
+    needed.append(array)  # (an array computed otherwise: what it is computed from decides)
     return True
 
 
@@ -193,12 +241,14 @@ def _each_trips_value(loop: Operation, trips: Trips, value: Value, make_loop) ->
     body, count = trips.body, len(trips.values)
     needed = _needed(value, body)
     computing = [op for op in body.operations if id(op) in needed]
-    unchanged = {id(arg): init for arg, init in zip(body.arguments, loop.operands) if id(arg) in trips.unchanged}
+    # (a carried array is read there only at places no earlier trip wrote, or after this trip's own
+    # updates of it, which the copy makes too: _counter_and_invariants_only)
+    initial = {id(arg): init for arg, init in zip(body.arguments, loop.operands)}
     counter = body.arguments[trips.counter]
     stop = ops.constant(np.array(trips.values.stop, counter.dtype))
 
     def each(i, values):
-        copies = dict(unchanged)
+        copies = dict(initial)
         copies[id(counter)] = i
         for op in computing:
             _copy(op, copies)
