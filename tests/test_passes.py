@@ -670,8 +670,19 @@ def _reads_what_each_trip_writes(a, y):
     return s
 
 
+def _compares_what_the_trip_wrote(a, b):
+    for _ in range(11):
+        a[1:] = np.full(a.shape[0] - 1, 3.0)
+        if a[0] < a[2]:                  # (3.0 now, on every trip)
+            pass
+        else:
+            np.maximum(0.32, a[1:], out=b[1:])
+    return b
+
+
 _REWRITES = {  # a wrong Enzyme-JAX rewrite (EXCLUDED_PATTERNS) -> a program it got wrong, and its inputs
     "hoist_slice": (_reads_what_each_trip_writes, [1.25, 0.5, -0.25, 0.75], 0.5),
+    "sink_dus": (_compares_what_the_trip_wrote, [1.22, 0.15, -1.77, 0.79, 1.97], [-0.81, -0.41, -0.62, -1.8, -0.65]),
     "mul_zero_pad": (lambda x, y: np.pad(x, (1, 0)) * y, [1.0, 2.0], [_NAN, 1.0, _INF]),
     "div_zero_pad": (lambda x, y: np.pad(x, (1, 0)) / np.pad(y, (1, 0)), [1.0, 2.0], [1.0, 2.0]),
     "pad_dot_general": (lambda x, y: np.pad(x, ((0, 0), (1, 0))) @ y, [[1.0, 2.0], [3.0, 4.0]],
