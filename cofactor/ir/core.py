@@ -96,12 +96,8 @@ class Block:
 
     def sees(self, value: Value) -> bool:
         """Whether ``value`` is defined in this block or in a block around it."""
-        home, block = value.block, self
-        while block is not None:
-            if block is home:
-                return True
-            block = block.parent
-        return home is None
+        home = value.block
+        return home is None or self.within(home)
 
     def add_argument(self, type: TensorType) -> Value:
         return self.insert_argument(len(self.arguments), type)

@@ -105,12 +105,17 @@ def _from_a_counter(x: Value) -> bool:
     types other than int64 gets their wrapping wrong (np.uint8(i) + np.uint8(250) read row 294 for row
     250 - 6 + 300; np.int8(i) + np.int8(120) and uint32 likewise: a helper's adversarial sweep): the
     value is kept from it (an optimization_barrier) before it becomes such a type."""
+    return any(_start_kind(x, body, {}) == _COUNTER for body in _loop_bodies_around())
+
+
+def _loop_bodies_around() -> list:
+    """The bodies of the loops around the code being built, innermost first."""
     bodies, block = [], current_block()
     while block is not None:
         if block.loop_body:
             bodies.append(block)
         block = block.parent
-    return any(_start_kind(x, body, {}) == _COUNTER for body in bodies)
+    return bodies
 
 
 def bitcast_convert(x: Value, dtype) -> Value:
@@ -216,11 +221,7 @@ def _shielded_starts(x: Value, starts, sizes, write=False) -> list:
     x[j]`` wrote row 0), and a vector written one lane at a time (``y[j - 1] = x[j] + y[j]``) kept the
     pipeline busy past its time limit.  Behind the barrier the pattern leaves the slice in the loop and
     raises the rest (passes/pipelines.py)."""
-    bodies, block = [], current_block()
-    while block is not None:
-        if block.loop_body:
-            bodies.append(block)
-        block = block.parent
+    bodies = _loop_bodies_around()
     if not bodies or not write and x.type.rank == 1 and all(int(size) == 1 for size in sizes):
         return starts
     known = {id(body): {} for body in bodies}

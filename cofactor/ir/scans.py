@@ -158,8 +158,7 @@ def _counter_and_invariants_only(value: Value, trips: Trips, moved: set, written
             stack.extend(op.operands[1:])
             continue
         stack.extend(op.operands[1:] if id(op) in moved else op.operands)
-        stack.extend(x for region in op.regions for block in region.blocks for inner in block.walk()
-                     for x in inner.operands)
+        stack.extend(x for inner in _nested(op) for x in inner.operands)
     return True
 
 
@@ -273,13 +272,17 @@ def _needed(value: Value, body: Block) -> set:
             op = next(outer for outer in body.operations if _holds(outer, op))
         needed.add(id(op))
         stack.extend(op.operands)
-        stack.extend(x for region in op.regions for block in region.blocks for inner in block.walk()
-                     for x in inner.operands)
+        stack.extend(x for inner in _nested(op) for x in inner.operands)
     return needed
 
 
 def _holds(outer: Operation, op: Operation) -> bool:
-    return any(inner is op for region in outer.regions for block in region.blocks for inner in block.walk())
+    return any(inner is op for inner in _nested(outer))
+
+
+def _nested(op: Operation):
+    """The operations in ``op``'s regions, at any depth."""
+    return (inner for region in op.regions for block in region.blocks for inner in block.walk())
 
 
 def _copy(op: Operation, copies: dict) -> None:
