@@ -593,3 +593,78 @@ def test_the_parts_of_a_traced_python_bool_are_ints():
         for g, w in zip(cf.jit(_parts_of_a_flag)(x), _parts_of_a_flag(x)):
             assert np.asarray(g).dtype == np.asarray(w).dtype
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+# --- a Python int beyond an integer dtype's range, meeting values of that dtype (best = -1, u of uint8) -------------
+
+def _running_max_from_sentinel(u, sentinel):
+    best = sentinel
+    for v in u:                       # rolled: the first trip makes best a NumPy scalar
+        if v > best:
+            best = v
+    return best
+
+
+def _strided_argmin_from_sentinel(u, sentinel):
+    best, at = sentinel, -1
+    out = np.zeros(u.shape[0], np.int64)
+    for i in range(3, u.shape[0], 2):
+        if u[i] < best:
+            best, at = u[i], i
+        out[i] = best + at
+    return best, at, out
+
+
+def _builtin_extremes(u, sentinel):
+    return max(sentinel, u[1]), min(2 ** 40 - sentinel, u[2]), max(u[0], sentinel, u[3])
+
+
+def _decided_branches(u, sentinel):
+    out = u.copy()
+    if u[0] > sentinel:               # decided while tracing: only this arm is traced, as Python runs it
+        out[0] = 7
+    else:
+        out[0] = sentinel             # (NumPy's OverflowError, were it taken)
+    if np.uint8(200) < 300:
+        out[1] = 1
+    return out
+
+
+@pytest.mark.parametrize("dtype, sentinel", [(np.uint8, -1), (np.int8, -1000), (np.uint16, -5), (np.int32, -2 ** 40),
+                                             (np.uint32, -1), (np.int16, -40000)])
+@pytest.mark.parametrize("fn", [_running_max_from_sentinel, _strided_argmin_from_sentinel, _builtin_extremes,
+                                _decided_branches])
+def test_a_python_int_beyond_the_dtype_compares_as_numpys(fn, dtype, sentinel, recwarn):
+    if fn is _strided_argmin_from_sentinel:
+        sentinel = -sentinel + np.iinfo(dtype).max  # (beyond the top, for a minimum)
+    u = np.random.default_rng(abs(sentinel) % 97).integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 300, dtype)
+    want, got = fn(u, sentinel), cf.jit(fn, static_argnums=1)(u, sentinel)
+    for w, g in zip(want if isinstance(want, tuple) else [want], got if isinstance(got, tuple) else [got]):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert not [w for w in recwarn if issubclass(w.category, cf.UnrolledLoopWarning)]  # (the loops stayed rolled)
+
+
+def _sentinel_kept_on_a_path(u):
+    best = -1
+    for v in u:
+        if v > 200:
+            best = v
+    return best
+
+
+def _sentinel_kept_by_a_branch(u):
+    m = -1000
+    if u[0] > 5:
+        m = u[0]
+    return m
+
+
+@pytest.mark.parametrize("fn", [_sentinel_kept_on_a_path, _sentinel_kept_by_a_branch])
+def test_a_python_int_the_dtype_cannot_hold_kept_on_some_paths_is_a_clear_error(fn):
+    """NumPy returns the Python int on those paths and the NumPy scalar on others; a compiled value has
+    one dtype, and this one cannot hold the int."""
+    u = np.arange(300).astype(np.int8 if fn is _sentinel_kept_by_a_branch else np.uint8)
+    with pytest.raises(cf.TracingError, match=r"'(best|m)' cannot be carried.*the Python int -1(000)? on some paths "
+                                              r"and a numpy\.u?int8 on others, which u?int8 cannot hold"):
+        cf.jit(fn)(u)

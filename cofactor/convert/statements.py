@@ -765,7 +765,16 @@ def _rolled(start, stop, step, body_fn, get, set_, names, line, scope, broke, re
     if not fallback:
         roll()
         return None
-    return _attempt(line, scope, roll, warn)
+    peel = None
+    if broke is None and not appended and len(range(start, stop, step)) > 1:
+        def peel():  # a number the first trip settles (best = -1, then best = u[i] of uint8): that trip, then the rest
+            body_fn(start)
+            rest = range(start + step, stop, step)
+            why = _rolled(rest.start, rest.stop, step, body_fn, get, set_, names, line, scope, broke, rebinds,
+                          warn=warn)
+            if why is not None:
+                _python_loop(rest, body_fn, None, line, why or None)
+    return _attempt(line, scope, roll, warn, peel)
 
 
 class _PythonNumbers(Exception):
@@ -786,10 +795,11 @@ def _python_numbers_only(state, body, check_state) -> bool:
     return all(id(v) in own or id(v) in arguments and v.shape == () for op in body.walk() for v in op.operands)
 
 
-def _attempt(line, scope, roll, warn=True) -> str | None:
+def _attempt(line, scope, roll, warn=True, peel=None) -> str | None:
     """``roll()`` the loop at ``line``; None when it did, else why it could not (warned, unless not
     ``warn``, a loop short enough to unroll anyway: the caller runs the loop as Python, and the
-    attempt's operations are not part of the program).  Any error
+    attempt's operations are not part of the program).  A variable whose first value the loop
+    cannot carry (control.NumberOutOfRange) is ``peel()``'s, where there is one.  Any error
     counts: Python code in the body that needs the loop's numbers as numbers (``d[i]``, ``"%d" % i``)
     runs as written once the loop is unrolled; an error of the program's own is raised there again."""
     trace = context.current()
@@ -803,6 +813,12 @@ def _attempt(line, scope, roll, warn=True) -> str | None:
         trace.count = count
         kept.restore()
         return ""
+    except control.NumberOutOfRange:
+        if peel is None:
+            raise
+        trace.count = count
+        kept.restore()
+        return peel()
     except Exception as error:  # noqa: BLE001
         trace.count = count
         kept.restore()

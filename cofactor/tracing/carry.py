@@ -68,6 +68,12 @@ class KindError(LayoutError):
     and the number's as NumPy would read it): NumPy's later results have the kind of the path taken."""
 
 
+class OutOfRange(LayoutError):
+    """A Python int a variable holds on some paths, beyond the range of the NumPy integer dtype it has
+    on others (``best = -1``, then ``best = u[i]`` of uint8): NumPy compares it exactly and keeps it,
+    and the carried value of that dtype cannot hold it."""
+
+
 class Undefined:
     """The value of a variable that has none on some path (assigned in one branch only, or only
     inside a loop); any use raises an error with ``message``."""
@@ -118,6 +124,11 @@ def _number_value(x, t: TensorType) -> Value:
         with numpy_rules():  # a Python int out of the dtype's range: NumPy's OverflowError
             v = ops.constant(np.asarray(x, dtype=t.dtype))
     return ops.broadcast_in_dim(v, t.shape, range(len(t.shape) - v.type.rank, len(t.shape)))
+
+
+def _holds(dtype, n: int) -> bool:
+    info = np.iinfo(dtype)
+    return info.min <= n <= info.max
 
 
 def _zeros(t: TensorType) -> Value:
@@ -338,6 +349,9 @@ class Number(Node):
         return f.give(self, x, lambda: self._payload(x))
 
     def _payload(self, x) -> list:
+        if type(x) is int and self.type.dtype.kind in "iu" and not _holds(self.type.dtype, x):
+            raise OutOfRange(f"the Python int {x} on some paths and a numpy.{self.type.dtype} on others, which "
+                             f"{self.type.dtype} cannot hold")
         value = _number_value(x, self.type)
         if self.python is None or PathNumber.one_value(self.type.dtype, self.python):
             return [value]

@@ -34,9 +34,9 @@ from ..pytree import flatten, unflatten
 from . import checks, context, outside
 from .array import Journal, TracedArray, defers_tracing, make_stale, serial_now
 from .trace import is_array
-from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, Undefined, Unset, _wider,
-                    Worlds, as_number, choose_mirrors, expect_made, export, is_number, is_unset, join, number_type,
-                    shared_owners)
+from .carry import (UNBOUND, Choice, Fitting, KindError, Late, LayoutError, Number, OutOfRange, Undefined, Unset,
+                    _wider, Worlds, as_number, choose_mirrors, expect_made, export, is_number, is_unset, join,
+                    number_type, shared_owners)
 from .heap import Heap, Scope
 from .path_numbers import PathNumber
 from .views import ReadOnly, Transpose
@@ -70,6 +70,11 @@ def running():
     return flag
 
 
+class NumberOutOfRange(TracingError):
+    """A region's variable is a Python int on some paths that the NumPy dtype it has on others cannot
+    hold (carry.OutOfRange); a loop whose first trip settles it runs that trip before the rest."""
+
+
 def predicate(pred):
     """A scalar i1 value for a traced condition, as NumPy's bool() would read it."""
     if pred.size != 1:
@@ -80,6 +85,12 @@ def predicate(pred):
         zero = ops.constant(np.zeros((), v.dtype))
         v = ops.compare(v, zero, "NE")
     return v
+
+
+def known_truth(pred) -> bool | None:
+    """The truth of a one-element condition whose value is a constant of the trace, else None."""
+    literal = None if pred.lens is not None else getattr(pred.value.owner, "literal", None)
+    return None if literal is None else bool(np.asarray(literal).reshape(()))
 
 
 def slot_value(slot):
@@ -145,6 +156,10 @@ class Bindings:
 
     def fail(self, k, error: LayoutError) -> TracingError:
         variable = _variable(self.labels()[k])
+        if isinstance(error, OutOfRange):
+            return located(NumberOutOfRange(
+                f"{variable} cannot be carried through {self.where}: it is {error} (give it a first value of that "
+                "dtype: np.iinfo(dtype).min or .max, or an element of the array)"))
         if error.types is None:
             return located(TracingError(f"{variable} cannot be carried through {self.where}: it holds {error}"))
         a, b = error.types
@@ -406,6 +421,10 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
     iteration (the guards around what follows a return, and around a loop body after a break).
     """
     p = predicate(pred)
+    known = known_truth(pred)
+    if known is not None:  # (uint8 < 300, a NumPy scalar constant): only the arm taken runs, as in Python
+        (then_fn if known else else_fn)()
+        return
     where = f"the if at line {line}"
     bindings = Bindings(names, get_state, set_state, scope, where)
     initial = bindings.values()
