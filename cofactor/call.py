@@ -18,6 +18,7 @@ from .errors import TracingError, UnsupportedError, located, signature_of
 from .pytree import containers, flatten, unflatten
 from .runtime.array import ConcreteArray
 from .tracing.context import STATEFUL_TYPES
+from .tracing.implicit import StaleCall
 from .tracing.trace import PythonNumber, is_array
 from .tracing.views import layout_of
 
@@ -210,7 +211,14 @@ def _check_updatable(array, what):
 
 def check_implicit_writable(arrays, fetched, writebacks):
     """Refuse, before running, a global or cell array the function writes that cannot be
-    written, and one that shares memory with an argument (the trace took them as two arrays)."""
+    written, and one that shares memory with an argument (the trace took them as two arrays).
+    One that is now an argument, or another one read from outside, is StaleCall: the trace took
+    them as two arrays, so a write through one would not show through the other (a new trace
+    takes them as one, as NumPy does)."""
+    for k, value in enumerate(fetched):
+        if any(value is a for a in arrays) or any(value is b for b in fetched[:k]):
+            raise StaleCall("an array it reads from outside (a global, a closure variable, an attribute) is now "
+                            "the same array as one of its arguments or another array it reads")
     for k, _ in writebacks:
         _check_updatable(fetched[k], "an array read from outside the function (a global, a closure's or an object's)")
     host = [a for a in arrays if isinstance(a, np.ndarray)]

@@ -543,3 +543,25 @@ def test_a_list_of_items_of_different_kinds_indexed_by_a_traced_integer_is_a_cle
     for items in ([1, 2.0], [[1, 2], [3, 4]], [np.ones(2), np.ones(3)], []):
         with pytest.raises(cf.ConcretizationError, match="list indexed by a traced integer"):
             cf.jit(lambda k: items[k])(np.int64(0))
+
+
+def _sorted_through_the_class(a):
+    np.ndarray.sort(a)
+    type(a).fill(a[0], 3.0)
+    np.ndarray.__setitem__(a, (1, 0), 5.0)
+    return np.ndarray.__iadd__(a, 1)
+
+
+def _reduced_through_the_class(a):
+    return np.ndarray.sum(a, axis=0), sum(map(np.ndarray.sum, a)), np.ndarray.__add__(a, a), np.ndarray.mean(a)
+
+
+@pytest.mark.parametrize("fn", [_sorted_through_the_class, _reduced_through_the_class])
+def test_ndarray_methods_called_through_the_class(fn):
+    """np.ndarray.sort(a) is a.sort() (it raised TypeError: the descriptor does not apply to a traced array)."""
+    a = rng.standard_normal((3, 4))
+    b = a.copy()
+    check(fn, a)
+    cf.jit(fn)(b)
+    fn(a)
+    np.testing.assert_array_equal(b, a)

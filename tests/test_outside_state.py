@@ -1800,3 +1800,112 @@ def test_the_comparisons_total_ordering_derives_and_not_equal_from_eq_compile():
         want, got = _ordered(x), cf.jit(_ordered)(x)
         for w, g in zip(want, got):
             assert np.asarray(g) == w
+
+
+_ALIASED = np.zeros(3)
+
+
+def _writes_its_argument_reads_a_global(x):
+    x += 1
+    return _ALIASED.sum()
+
+
+class _TwoBuffers:
+    def __init__(self):
+        self.a, self.b = np.zeros(3), np.zeros(3)
+
+    def step(self):
+        self.a += 1
+        return self.b.sum() + self.a.sum()
+
+
+def _closure_reading(c):
+    def f(x):
+        x *= 2
+        return c.sum() + x[0]
+    return f
+
+
+def test_an_array_from_outside_that_becomes_an_argument_or_another_outside_array_between_calls():
+    """The trace took them as two arrays; once they are one (G passed as the argument, self.b = self.a,
+    a closure's array passed in), a write through one shows through the other, as in NumPy: compiled anew
+    (and back again when they part)."""
+    global _ALIASED
+    g = cf.jit(_writes_its_argument_reads_a_global)
+    for arg_is_global in (False, True, False, True):
+        _ALIASED = np.zeros(3)
+        x = _ALIASED if arg_is_global else np.zeros(3)
+        want = 3.0 if arg_is_global else 0.0
+        assert float(g(x)) == want and np.array_equal(x, np.ones(3))
+
+    m, ref = _TwoBuffers(), _TwoBuffers()
+    step = cf.jit(m.step)
+    step()
+    m.a = m.b = np.zeros(3)
+    ref.a = ref.b = np.zeros(3)
+    assert float(step()) == ref.step() == 6.0 and m.a is m.b and np.array_equal(m.a, ref.a)
+
+    c, ref_c = np.arange(3.0), np.arange(3.0)
+    f = cf.jit(_closure_reading(c))
+    f(np.ones(3))
+    assert float(f(c)) == _closure_reading(ref_c)(ref_c) == 6.0 and np.array_equal(c, ref_c)
+
+
+_WITHOUT_SOURCE = '''
+import numpy as np
+G, H, count = np.zeros(3), np.ones(3), 0
+def helper(x):
+    return x * H
+def rebinds(x):
+    global G
+    G = G + x
+    return G.sum()
+def in_place(x):
+    G[:] += x
+    return G.sum()
+def counts(x):
+    global count
+    count += 1
+    return x + count
+def calls_helper(x):
+    return helper(x) + G
+def loop(x):
+    acc = np.zeros_like(x)
+    for i in range(50):
+        acc = acc + x * i + H
+    return acc
+def made():
+    total = np.zeros(3)
+    def f(x):
+        nonlocal total
+        total = total + x
+        return total.sum()
+    return f, lambda: total
+'''
+
+
+def _between_calls(ns, k):
+    ns["H"][:] = k + 5
+    if k == 1:
+        ns["G"] = np.full(3, 2.0)
+
+
+@pytest.mark.parametrize("name", ["rebinds", "in_place", "counts", "calls_helper", "loop", "made"])
+def test_a_function_without_source_reads_and_rebinds_globals_and_cells_at_every_call(name):
+    """Defined by exec (or at a prompt), it runs as written, but what it reads from outside is read at
+    every call and what it rebinds there is there after it, as for converted code (it read the arrays
+    of the first call, and left traced arrays in the module)."""
+    spaces, outputs = [{}, {}], [[], []]
+    for ns, out, jit in zip(spaces, outputs, (lambda f: f, cf.jit)):
+        exec(_WITHOUT_SOURCE, ns)
+        f, cell = ns[name]() if name == "made" else (ns[name], None)
+        f = jit(f)
+        for k in range(3):
+            out.append(np.asarray(f(np.arange(3.0) + k)))
+            _between_calls(ns, k)
+        out.append(cell() if cell else ns["count"])
+    for want, got in zip(*outputs):
+        np.testing.assert_allclose(np.asarray(got), want)
+    for key in ("G", "H"):
+        assert type(spaces[1][key]) is np.ndarray
+        np.testing.assert_array_equal(spaces[1][key], spaces[0][key])

@@ -37,6 +37,7 @@ from . import statements
 from .outer import read_attribute
 from .protocols import Protocols, own_hook
 from .source import convert, is_user_function
+from .written import as_written, without_source
 
 
 # The function @contextlib.contextmanager makes of a generator function (one code object for all of them).
@@ -74,10 +75,9 @@ def call(fn, *args, **kwargs):
     if type(getattr(fn, "__self__", None)) is list and fn.__name__ == "append" and _collected(fn.__self__, args, kwargs):
         return None  # (an append a rolled loop counts: tracing/histories.py)
     if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
-        args = tuple(converted(a) if is_user_function(a) else
-                     [converted(f) if is_user_function(f) else f for f in a] if fn is np.piecewise and type(a) is list
-                     else a for a in args)  # (np.piecewise's list of functions)
-        kwargs = {k: converted(v) if is_user_function(v) else v for k, v in kwargs.items()}
+        args = tuple([_callback(f) for f in a] if fn is np.piecewise and type(a) is list  # (its list of functions)
+                     else _callback(a) for a in args)
+        kwargs = {k: _callback(v) for k, v in kwargs.items()}
     try:
         constructor = CONSTRUCTORS.get(fn)
     except TypeError:  # unhashable callables
@@ -180,6 +180,8 @@ def call(fn, *args, **kwargs):
         cls = type(args[0])
         outside.reached(cls, cls.__name__)
         return cls
+    if _ndarray_method(fn) and args and isinstance(args[0], TracedArray):
+        return call(getattr(args[0], fn.__name__), *args[1:], **kwargs)  # (np.ndarray.sort(a): a.sort())
     if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "sort" and type(fn.__self__) is list and \
             not args and set(kwargs) <= {"key", "reverse"} and any(_traced_leaf(x) for x in fn.__self__):
         fn.__self__[:] = call(sorted, list(fn.__self__), **kwargs)  # (lst.sort() of traced values: sorted's order)
@@ -289,6 +291,20 @@ _CALLING = (sorted, min, max, map, filter, np.fromfunction, np.piecewise, np.app
             heapq.nlargest, heapq.merge, bisect.bisect_left, bisect.bisect_right, bisect.insort_left,
             bisect.insort_right)
 _CALLING = {id(f) for f in _CALLING}  # (by identity: a callable need not be hashable)
+
+
+def _callback(fn):
+    """A function given to one that calls it, as converted code calls it: the program's converted, an
+    ndarray method of the class (``map(np.ndarray.sum, rows)``) called on a traced array as its method."""
+    if is_user_function(fn) or without_source(fn):
+        return converted(fn)
+    if _ndarray_method(fn):
+        return functools.partial(call, fn)
+    return fn
+
+
+def _ndarray_method(fn) -> bool:
+    return getattr(fn, "__objclass__", None) is np.ndarray
 
 
 def _takes_callbacks(fn) -> bool:
@@ -454,7 +470,10 @@ def _user_callable(fn):
     """``fn`` converted where it is user code: a function, a bound method, an object with a
     ``__call__`` method, or a ``functools.partial`` of one of them; None where it is not."""
     if is_user_function(fn):
-        return convert(fn, RUNTIME)
+        made = convert(fn, RUNTIME)
+        return as_written(fn, RUNTIME.call) if made is fn else made  # (source it could not convert)
+    if without_source(fn):
+        return as_written(fn, RUNTIME.call)
     if isinstance(fn, types.MethodType) and is_user_function(fn.__func__):
         return types.MethodType(convert(fn.__func__, RUNTIME), fn.__self__)
     if isinstance(fn, functools.partial):
