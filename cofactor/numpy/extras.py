@@ -462,10 +462,11 @@ def tril_indices_from(arr, k=0):
 
 @implements(np.polyval)
 def polyval(p, x):
-    result = 0
-    for i in range(len(p)):  # Horner's scheme, as NumPy
-        result = np.add(np.multiply(result, x), p[i])
-    return asarray(result)
+    p, x = asarray(p), asarray(x)
+    result = np.zeros_like(x)
+    for i in range(len(p)):  # Horner's scheme from x's zeros, with p's elements as NumPy scalars, as NumPy
+        result = result * x + p[i]
+    return result
 
 
 @implements(np.polyfit)
@@ -504,11 +505,20 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 @implements(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None):
-    parts = [np.ravel(np.asarray(to_begin))] if to_begin is not None else []
-    parts.append(np.diff(np.ravel(ary)))
-    if to_end is not None:
-        parts.append(np.ravel(np.asarray(to_end)))
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    """NumPy's: ``ary[1:] - ary[:-1]`` of the flattened array, between its edges cast to its dtype."""
+    ary = np.ravel(asarray(ary))
+    diff = ary[1:] - ary[:-1]
+    if to_begin is None and to_end is None:
+        return diff
+
+    def edge(name, values):
+        if values is None:
+            return []
+        values = asarray(values)
+        if not np.can_cast(values.dtype, ary.dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
+        return [np.ravel(values).astype(ary.dtype)]
+    return np.concatenate(edge("to_begin", to_begin) + [diff.astype(ary.dtype)] + edge("to_end", to_end))
 
 
 @implements(np.gradient)

@@ -338,3 +338,29 @@ def test_a_traced_number_of_bins_says_it_must_be_known_at_compile_time():
     """(It said "`bins` must be 1d, when an array".)"""
     with pytest.raises(cf.UnsupportedError, match="number of bins .* must be known at compile time"):
         cf.jit(lambda x, n: np.histogram(x, bins=n))(np.ones(4), np.int64(3))
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda y: np.ediff1d(y, to_begin=0), np.array([1, 4, 9], np.int32)),
+    (lambda y: np.ediff1d(y, to_end=[7, 8]), np.array([1, 4, 9], np.float32)),
+    (lambda y: np.ediff1d(y, to_begin=np.array([1.5]), to_end=2), np.array([[1.0, 4.0], [9.0, 3.0]])),
+    (lambda y: np.ediff1d(y, to_begin=1.5), np.array([1, 4, 9], np.int32)),
+    (lambda y: np.ediff1d(y), np.array([True, False, True])),
+    (lambda x: np.polyval([1.5, 2.0, 3.0], x), np.array([1.0, 2.0], np.float32)),
+    (lambda x: np.polyval([1, 2, 3], x), np.array([1, 2], np.int32)),
+    (lambda x: np.polyval(np.array([1, 2, 3], np.int8), x), np.array([1, 2], np.int8)),
+    (lambda x: np.polyval([1, 2], x[0]), np.array([1.5, 2.0])),
+    (lambda x: np.polyval([], x), np.array([1.5, 2.0])),
+])
+def test_ediff1d_and_polyval_have_numpys_dtypes_and_errors(fn, x):
+    """(ediff1d's edges promoted the result, int32 to int64; polyval took x's dtype, not the promotion with
+    its coefficients' array.)"""
+    try:
+        want = fn(x)
+    except TypeError as error:
+        with pytest.raises(TypeError, match=str(error).split(" ")[0]):
+            cf.jit(fn)(x)
+        return
+    got = np.asarray(cf.jit(fn)(x))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
