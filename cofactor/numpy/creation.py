@@ -8,12 +8,14 @@ import numpy as np
 from ..errors import UnsupportedError, numpy_rules
 from ..ir import ops
 from ..ir.types import is_supported_dtype
-from ..tracing import python_ints
+from ..tracing import context, python_ints
 from ..tracing.array import TracedArray, defers_tracing
+from ..tracing.checks import numpy_error_if
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import ordered, per_layout, strided_like
-from ._core import full, result_type, traced_sequence, value, wrap
+from ._core import full, result_type, traced_sequence, value, value_bounds, wrap
+from .extent import Bounded, Window, _binary, _const, add, i64, sub
 from .shape import resolve_shape
 
 
@@ -209,9 +211,54 @@ def full_(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
 
 @constructs(np.arange)
 def arange(*args, **kwargs):
+    if any(isinstance(a, TracedArray) and a.known() is None for a in (*args, *kwargs.values())):
+        return _arange_of_run_time_length(*args, **kwargs)
     args, kwargs = _static("arange", args, kwargs)
     with numpy_rules():
         return _traced_constant(np.arange(*args, **kwargs))
+
+
+def _arange_of_run_time_length(start, stop=None, step=None, dtype=None, *, like=None, device=None):
+    """``np.arange`` of traced integer bounds (``np.arange(t)`` for a loop's counter ``t``): as many
+    lanes as the bounds' known ranges allow (or cf.jit's ``max_slice``), the run-time length their
+    window (numpy/extent.py), so the loop around it stays one rolled loop."""
+    start, stop = (0, start) if stop is None else (start, stop)
+    step = 1 if step is None else step
+    if isinstance(step, TracedArray) and step.known() is None:
+        raise UnsupportedError("numpy.arange with a traced step has a data-dependent shape; its step must be known "
+                               "at compile time")
+    step = int(step.known()[()] if isinstance(step, TracedArray) else step.__index__())
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    if any(isinstance(x, TracedArray) and x.dtype.kind not in "iub" or isinstance(x, (float, np.floating))
+           for x in (start, stop)):
+        raise UnsupportedError("numpy.arange with traced bounds that are not integers has a data-dependent shape")
+
+    def sample(x):
+        return x if not isinstance(x, TracedArray) else 1 if x.weak is int else x.dtype.type(1)
+    with numpy_rules():
+        target = np.arange(sample(start), sample(stop), step, dtype=dtype).dtype
+    ranges = [(x, x) if not isinstance(x, TracedArray) else value_bounds(x) for x in (start, stop)]
+    first, last = (start, stop) if step > 0 else (stop, start)
+    distance = sub(i64(last), i64(first))
+    length = _binary("stablehlo.maximum", ops.binary("stablehlo.divide", add(distance, _const(abs(step) - 1)),
+                                                     _const(abs(step))), _const(0))
+    if all(r is not None for r in ranges):
+        (start_lo, start_hi), (stop_lo, stop_hi) = ranges
+        span = stop_hi - start_lo if step > 0 else start_hi - stop_lo
+        lanes = max(-(-span // abs(step)), 0)
+    else:
+        lanes = context.current().options.max_slice
+        if lanes is None:
+            raise UnsupportedError("numpy.arange with a traced bound whose greatest value cofactor cannot tell has a "
+                                   "data-dependent shape: give cf.jit(..., max_slice=N), the most elements it makes")
+        shown = TracedArray(length, scalar=True)
+        numpy_error_if(ops.compare(length, _const(lanes), "GT"), lambda: UnsupportedError(
+            f"numpy.arange of {shown} elements, more than cf.jit's max_slice={lanes}: give a larger max_slice"))
+    counts = ops.binary("stablehlo.multiply", ops.iota((lanes,), np.dtype(np.int64), 0),
+                        ops.broadcast_in_dim(_const(step), (lanes,), ()))
+    values = ops.binary("stablehlo.add", counts, ops.broadcast_in_dim(i64(start), (lanes,), ()))
+    return Bounded(wrap(convert_like_numpy(values, target)), [Window(_const(0), length)])
 
 
 @constructs(np.eye)
