@@ -668,3 +668,21 @@ def test_a_python_int_the_dtype_cannot_hold_kept_on_some_paths_is_a_clear_error(
     with pytest.raises(cf.TracingError, match=r"'(best|m)' cannot be carried.*the Python int -1(000)? on some paths "
                                               r"and a numpy\.u?int8 on others, which u?int8 cannot hold"):
         cf.jit(fn)(u)
+
+
+def _bools_of_traced_values(m):
+    flags = [bool(v > 0) for v in m[0]]
+    symmetric = bool(np.allclose(m, m.T))
+    return symmetric, sum(flags), bool(m[0, 0] - 1.0), bool(np.float64(np.nan) * m[0, 0]), \
+        (m * 2 if bool(m.sum() > 0) else m), not bool(m[1, 1] == 1.0)
+
+
+def test_bool_of_a_traced_value_is_a_traced_python_bool():
+    """(It was a ConcretizationError, where int() and float() of one compiled.)"""
+    for m in (np.array([[1.0, 2.0], [2.0, 1.0]]), np.array([[-1.0, 2.0], [0.5, 3.0]])):
+        want, got = _bools_of_traced_values(m), cf.jit(_bools_of_traced_values)(m)
+        for w, g in zip(want, got):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(ValueError, match="truth value of an array with more than one element is ambiguous"):
+        cf.jit(lambda m: bool(m))(np.ones((2, 2)))

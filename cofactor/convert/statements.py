@@ -365,6 +365,12 @@ def compare_chain(left, links, line, protocols):
     return and_(test, lambda: compare_chain(right, links[1:], line, protocols), line)
 
 
+def truth(x):
+    """Python's ``bool(x)`` of a traced value: a traced Python bool (its errors, NumPy's, for an array of
+    several elements)."""
+    return python_bool(_scalar_predicate(x))
+
+
 def not_(x):
     """Python's ``not x``: a Python bool (traced where ``x`` is)."""
     return python_bool(np.logical_not(_scalar_predicate(x))) if _tested(x) else not x
