@@ -8,7 +8,9 @@ so NumPy's dtype rules hold throughout.
 
 NumPy raises LinAlgError for a singular or non-positive-definite matrix, or when LAPACK does not
 converge.  Those are facts about values, which a compiled function only learns when it runs, and
-it cannot raise then: the results hold inf or nan instead (each function's docstring says which).
+it cannot raise then: the results hold inf or nan instead (each function's docstring says which),
+and an ``except LinAlgError`` clause around such a call, which would never run, is a TracingError
+(``_may_fail``).
 Shape errors are raised at trace time, with NumPy's messages.  float32 and complex64 inputs are
 computed in single precision (NumPy computes in double and rounds the result).
 
@@ -30,7 +32,7 @@ from ..errors import UnsupportedError, user_location
 from ..ir import loops, ops
 from ..ir.types import TensorType
 from ..runtime.devices import default_device
-from ..tracing import context
+from ..tracing import checks, context
 from ..tracing.context import is_differentiating
 from ..tracing.derivatives import custom_jvp
 from ..tracing.dispatch import implements
@@ -159,6 +161,12 @@ def _triangular_solve(name, a, b, lower: bool, unit_diagonal=False):
     return x
 
 
+def _may_fail(name):
+    """``name`` raises LinAlgError in NumPy for some values, where compiled code gives inf or nan."""
+    checks.unchecked(LinAlgError(f"{name}: a singular or non-positive-definite matrix, or LAPACK's failure to "
+                                 "converge"))
+
+
 @custom_jvp
 def _solve(name, a, b):
     """``a^-1 b`` for stacks of equal batch shape, by LU with partial pivoting (as NumPy's gesv)."""
@@ -265,6 +273,7 @@ def _triangle(x, lower: bool):
 @implements(np.linalg.solve)
 def solve(a, b):
     """Where ``a`` is singular, NumPy raises LinAlgError; the compiled result holds inf or nan."""
+    _may_fail("numpy.linalg.solve")
     x, y = _stacked(a), wrap(value(b))
     dtype = linalg_dtype(x.dtype, y.dtype)
     vector = y.ndim == 1
@@ -288,6 +297,7 @@ def solve(a, b):
 @implements(np.linalg.inv)
 def inv(a):
     """Where ``a`` is singular, NumPy raises LinAlgError; the compiled result holds inf or nan."""
+    _may_fail("numpy.linalg.inv")
     x = _converted(a)
     identity = np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape)
     return _solve("numpy.linalg.inv", x, identity)
@@ -365,10 +375,11 @@ def _lu_diagonal_and_parity(name, a):
 @implements(np.linalg.det)
 @custom_jvp
 def det(a):
-    """A singular ``a`` gives 0, as in NumPy."""
+    """A singular ``a`` gives 0, as in NumPy (its sign times the exponential of -inf: +0.0, whatever the
+    parity of the row swaps)."""
     pivots, odd = _lu_diagonal_and_parity("numpy.linalg.det", a)
     product = np.prod(pivots, axis=-1)
-    return np.where(odd, -product, product)
+    return np.where(product == 0, np.zeros_like(product), np.where(odd, -product, product))
 
 
 @det.defjvp
@@ -431,6 +442,7 @@ def matrix_power(a, n):
 def cholesky(a, /, *, upper=False):
     """Where ``a`` is not positive definite, NumPy raises LinAlgError; the compiled result is nan.
     Only the lower (``upper``: upper) triangle of ``a`` is read, as in NumPy."""
+    _may_fail("numpy.linalg.cholesky")
     return _cholesky(_converted(a), upper)
 
 
@@ -488,6 +500,7 @@ def _uplo(UPLO) -> bool:
 def eigh(a, UPLO="L"):
     """If LAPACK does not converge (NumPy raises LinAlgError), the compiled results are nan."""
     lower = _uplo(UPLO)  # checked first, as NumPy does
+    _may_fail("numpy.linalg.eigh")
     w, v = _eigh("numpy.linalg.eigh", _converted(a), lower, True)
     return EighResult(w, v)
 
@@ -496,6 +509,7 @@ def eigh(a, UPLO="L"):
 def eigvalsh(a, UPLO="L"):
     """If LAPACK does not converge (NumPy raises LinAlgError), the compiled result is nan."""
     lower = _uplo(UPLO)
+    _may_fail("numpy.linalg.eigvalsh")
     return _eigh("numpy.linalg.eigvalsh", _converted(a), lower, False)[0]
 
 
@@ -503,6 +517,7 @@ def eigvalsh(a, UPLO="L"):
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """If LAPACK does not converge (NumPy raises LinAlgError), the compiled results are nan.
     ``hermitian=True`` goes through eigh, as NumPy does."""
+    _may_fail("numpy.linalg.svd")
     if hermitian:
         return _hermitian_svd(a, compute_uv)
     x = _converted(a, square=False)

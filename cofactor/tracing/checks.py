@@ -283,6 +283,14 @@ def _refused_if_caught(exception):
         return
 
 
+def unchecked(exception):
+    """An error NumPy raises for values known only when the program runs that compiled code does not
+    raise (numpy.linalg's LinAlgError for a singular matrix: the result holds inf or nan instead): an
+    except clause around the line that names it is refused, as for a checked error, since it would
+    never run."""
+    _refused_if_caught(exception)
+
+
 def error_if(failed, make):
     """``numpy_error_if`` where the code being traced can carry the check, for the checks NumPy makes
     on a value known only when the program runs (a traced index past its axis).  Unchecked: code

@@ -4,7 +4,8 @@ take such loops apart for loop raising; a wrong proof is a silent wrong answer).
 
 Each program has arrays ``a`` (updated in place), ``b`` (read), ``o`` (float output) and ``q`` (int
 output), numbers ``s`` (a float product and sum), ``m`` (a running maximum or minimum) and ``t`` (an
-int running sum), and a loop of 9 or more trips (so that it stays rolled) of 1 to 3 statements.
+int running sum), and a loop of 9 or more trips (so that it stays rolled) of 1 to 3 statements, some
+of which compare the counter with a constant inside or outside its range.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def _statement(r, n, values, two_d) -> list[str]:
     test = f"b[{rd}].sum() > 0.0" if two_d else f"b[{rd}] > 0.0"
     out = "o[i + 2]"
     kind = r.choice(["plain", "aug", "if", "elif", "both", "both_elsewhere", "read_after", "max", "min",
-                     "np_max", "max_by_if", "product", "int_sum", "exclusive"])
+                     "np_max", "max_by_if", "product", "int_sum", "exclusive", "counter_test"])
     pad = "        "
     if kind == "plain":
         return [pad + f"{W} = {r.choice([f'{R} * 0.5 + 1.0', f'{R} + {R2}', f'{R} * {R2}'])}"]
@@ -84,6 +85,10 @@ def _statement(r, n, values, two_d) -> list[str]:
         return [pad + f"if {number} >= m:", pad + f"    m = {number}", pad + f"{out} = m"]
     if kind == "product":
         return [pad + f"s = s * {number}", pad + f"{out} = s"]
+    if kind == "counter_test":  # (a comparison of the counter, with a constant in its range or outside it)
+        (op, c), (op2, c2) = ((r.choice(["==", "!=", "<", "<=", ">", ">="]), r.randint(min(values) - 4, max(values) + 4))
+                              for _ in range(2))
+        return [pad + f"if i {op} {c}:", pad + f"    {W} = {R} + 1.0", pad + f"{out} = {out} + (i {op2} {c2})"]
     if kind == "int_sum":
         return [pad + f"t += k[{rd}]", pad + "q[i + 2] = t"]
     return [pad + "q[i + 2] = t", pad + f"t = t + k[{rd}] * 2"]  # (exclusive: written before it grows)

@@ -69,7 +69,41 @@ def test_singular_matrices_give_inf_or_nan():
         lambda a: (LA.inv(a), LA.solve(a, np.ones(2)), LA.det(a), LA.slogdet(a)))(singular)
     assert not np.isfinite(np.asarray(inverse)).all() and not np.isfinite(np.asarray(solution)).all()
     assert float(np.asarray(det)) == 0.0 and float(np.asarray(sign)) == 0.0 and np.asarray(logdet) == -np.inf
+    assert not np.signbit(np.asarray(det))  # (NumPy's +0.0, though the rows were swapped once)
     assert np.isnan(np.asarray(cf.jit(LA.cholesky)(-np.eye(2)))).all()
+
+
+def _inverse_or_zeros(a):
+    try:
+        return LA.inv(a)
+    except LA.LinAlgError:
+        return np.zeros_like(a)
+
+
+def _factor_or_itself(a):
+    try:
+        return LA.cholesky(a), LA.eigvalsh(a)
+    except (ValueError, LA.LinAlgError):
+        return a, a[0]
+
+
+def _determinant_or_zero(a):
+    try:
+        return LA.det(a) + LA.solve(a, a[0]).sum()
+    except Exception:  # (the program's guard against anything: the call runs, its result is inf or nan)
+        return 0.0
+
+
+@pytest.mark.parametrize("fn", [_inverse_or_zeros, _factor_or_itself])
+def test_an_except_clause_for_linalg_error_is_refused(fn):
+    """It would never run: compiled code gives inf or nan where NumPy raises (the clause was silently skipped)."""
+    with pytest.raises(cf.TracingError, match="LinAlgError may be raised here, .* an except clause"):
+        cf.jit(fn)(np.array([[1.0, 2.0], [2.0, 4.0]]))
+
+
+def test_a_broad_except_clause_around_linalg_still_compiles():
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    np.testing.assert_allclose(np.asarray(cf.jit(_determinant_or_zero)(a)), _determinant_or_zero(a))
 
 
 @pytest.mark.parametrize("f", [LA.inv, LA.det, LA.slogdet, LA.cholesky, LA.eigh, LA.eigvalsh, LA.matrix_power],
