@@ -439,6 +439,33 @@ def test_sorted_and_list_sort_by_a_key_of_traced_numbers_are_pythons():
         np.testing.assert_array_equal(np.asarray(g), w)
 
 
+def _indices_sorted_by_values(x):
+    l = [float(v) for v in x]
+    l.append(99.0)
+    l.sort()
+    m = list(x)
+    m.append(np.float64(-5.0))
+    return sorted(range(len(x)), key=lambda i: x[i]), sorted(range(len(x)), key=lambda i: -x[i], reverse=True), \
+        l, sorted(m, reverse=True)
+
+
+def _sorted_of_two_kinds(x):
+    m = list(x)
+    m.append(99.0)
+    m.sort()
+    return m
+
+
+def test_sorted_indices_by_traced_keys_and_numbers_beside_traced_ones_of_their_kind():
+    """(sorted(range(n), key=lambda i: x[i]) raised "a traced array cannot become a NumPy array"; a Python number
+    beside traced ones of its kind, bool() of a traced array; items of two kinds now a clear error.)"""
+    x = np.array([3.0, 1.0, 2.0, 1.0])
+    for g, w in zip(cf.jit(_indices_sorted_by_values)(x), _indices_sorted_by_values(x)):
+        assert [np.asarray(a).item() for a in g] == w
+    with pytest.raises(cf.UnsupportedError, match=r"items of other kinds \(here Python float, numpy.float64\)"):
+        cf.jit(_sorted_of_two_kinds)(x)
+
+
 def test_sorted_of_a_list_of_traced_numbers_and_complex_of_them_are_pythons():
     """(Both asked bool() or a NumPy array of traced values.)"""
     v = np.array([0.3, 0.1, 0.7])

@@ -190,11 +190,23 @@ def call(fn, *args, **kwargs):
         ordered = _sorted_by_key(list(args[0]), kwargs["key"], kwargs.get("reverse", False))
         if ordered is not None:
             return ordered
+    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and isinstance(args[0], list) and \
+            any(_traced_leaf(x) for x in args[0]) and len({_kind_of(x) for x in args[0]}) == 1:
+        args = ([x if isinstance(x, TracedArray) else TracedArray(ops.constant(np.asarray(x)), scalar=True,
+                                                                 weak=None if isinstance(x, np.generic) else type(x))
+                 for x in args[0]],)  # (numbers beside traced ones of their kind: traced too)
     if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and _sortable(args[0]):
         # its elements, in NumPy's order (NaN last; Python's is undefined), each of its kind (a Python number)
         ordered = np.sort(args[0] if isinstance(args[0], TracedArray) else np.stack(args[0]))
         return _of_their_kind(list(ordered[::-1] if kwargs.get("reverse") else ordered),
                               args[0] if isinstance(args[0], list) else ())
+    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and isinstance(args[0], list) and \
+            any(_traced_leaf(x) for x in args[0]):
+        raise located(UnsupportedError(
+            "sorted() or list.sort() of traced values with items of other kinds (here "
+            f"{', '.join(sorted({_kind_of(x) for x in args[0]}))}): which item goes where is known only when the "
+            "compiled function runs, so the items must be numbers of one kind, all NumPy scalars of one dtype or "
+            "all Python numbers of one type (np.float64(99.0), float(x[i]))"))
     if fn is complex and 1 <= len(args) <= 2 and not kwargs and any(isinstance(a, TracedArray) for a in args) and \
             all(isinstance(a, (int, float)) or isinstance(a, TracedArray) and a.ndim == 0 and a.dtype.kind in "biuf"
                 for a in args):  # complex(re, im) of traced real numbers: a traced Python complex
@@ -425,7 +437,8 @@ def _sorted_by_key(items: list, key, reverse) -> list | None:
     values = np.stack([np.asarray(k) if not isinstance(k, TracedArray) else k for k in keys])
     n = len(items)
     order = n - 1 - np.argsort(values[::-1], kind="stable")[::-1] if reverse else np.argsort(values, kind="stable")
-    gathered = np.stack([x if isinstance(x, TracedArray) else np.asarray(x) for x in items])[order]
+    stacked = np.stack([x if isinstance(x, TracedArray) else np.asarray(x) for x in items])
+    gathered = (stacked if isinstance(stacked, TracedArray) else TracedArray(ops.constant(stacked)))[order]
     return _of_their_kind([gathered[k] for k in range(n)], items)
 
 
@@ -444,8 +457,16 @@ def _start(args, kwargs):
     return (args[1:] or [kwargs.get("start", 0)])[0]
 
 
+def _kind_of(x) -> str:
+    if isinstance(x, TracedArray):
+        return f"Python {x.weak.__name__}" if x.weak is not None else f"numpy.{x.dtype}" if x.ndim == 0 else "an array"
+    if isinstance(x, np.generic):
+        return f"numpy.{x.dtype}"
+    return f"Python {type(x).__name__}" if type(x) in (int, float, complex, bool) else type(x).__name__
+
+
 def _sortable(items) -> bool:
-    """A 1-d traced array, or a list of traced numbers (with Python numbers) of one kind: sorted as NumPy sorts."""
+    """A 1-d traced array, or a list of traced numbers of one dtype: sorted as NumPy sorts."""
     if isinstance(items, TracedArray):
         return items.ndim == 1
     return isinstance(items, list) and any(isinstance(x, TracedArray) for x in items) and all(
