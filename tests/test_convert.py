@@ -157,8 +157,12 @@ def test_lambdas_inside_larger_expressions_are_converted(name):
 
 
 def test_data_dependent_constructor_is_refused():
-    with pytest.raises(cf.UnsupportedError, match="numpy.arange with traced arguments"):
+    with pytest.raises(cf.UnsupportedError, match="numpy.arange with traced bounds that are not integers"):
         cf.jit(lambda x: np.arange(x.sum()))(np.ones(2))
+    with pytest.raises(cf.UnsupportedError, match="numpy.arange with a traced bound whose greatest value"):
+        cf.jit(lambda x: np.arange(x.astype(np.int64).sum()))(np.ones(2))
+    with pytest.raises(cf.UnsupportedError, match="numpy.eye with traced arguments"):
+        cf.jit(lambda x: np.eye(x.astype(np.int64).sum()))(np.ones(2))
 
 
 def test_errors_in_converted_code_name_the_user_line():
