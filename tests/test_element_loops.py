@@ -435,3 +435,32 @@ def test_independent_element_loops_become_tensor_operations(fn):
 def test_loops_with_a_carried_dependency_stay_loops(fn):
     compiled = cf.compile(fn, *_inputs(fn, np.random.default_rng(0)), optimize=True)
     assert compiled.mlir.count("stablehlo.while") == 1
+
+
+def _running_numpy_extremum(fn, number_first):
+    def running(x, m):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            m = fn(m, x[i]) if number_first else fn(x[i], m)
+            out[i] = m
+        return out, m
+    return running
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("fn, number_first", [(np.maximum, True), (np.maximum, False), (np.minimum, True),
+                                              (np.minimum, False)])
+def test_running_numpy_maximum_keeps_numpys_zero_signs_and_nan_as_a_scan(fn, number_first, dtype):
+    """np.maximum is NumPy's select (of -0.0 and 0.0 the second; float16 the first), also as a scan."""
+    running = _running_numpy_extremum(fn, number_first)
+    rng = np.random.default_rng(3)
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 2.0], dtype)
+    compiled = cf.jit(running)
+    for _ in range(6):
+        x, m = rng.choice(values, 20), dtype(rng.choice(values))
+        for w, g in zip(running(x, m), compiled(x, m)):
+            g = np.asarray(g)
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+    assert "stablehlo.while" not in cf.compile(running, x, m).mlir

@@ -40,7 +40,8 @@ class Scan:
     def __init__(self, carried: int, kind: str, value: Value):
         self.carried = carried  # the number's index among the carried values
         self.kind = kind        # the combining op (_SCANNED), or Python's max() / min() (a select: "max", "min",
-        # or "max>=" / "min<=" where a value equal to the number replaces it, if x[i] >= m: m = x[i])
+        # or "max>=" / "min<=" where a value equal to the number replaces it, if x[i] >= m: m = x[i]), or
+        # NumPy's float maximum / minimum (a select keeping NaN: (direction, whether the number is its first operand))
         self.value = value      # what a trip combines with it
 
     @classmethod
@@ -69,6 +70,16 @@ class Scan:
         dtype, kind, count = values.dtype, self.kind, values.shape[0]
         small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
         big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        if isinstance(kind, tuple):  # NumPy's maximum (minimum), as the loop computes it: associative
+            direction, number_first = kind
+
+            def combine(earlier, later):
+                p, q = (earlier, later) if number_first else (later, earlier)
+                return ops.select(ops.binary("stablehlo.or", ops.compare(p, q, direction), ops.compare(p, p, "NE")),
+                                  p, q)
+            identity = ops.constant(np.array(small if direction[0] == "G" else big, dtype))
+            scanned = ops.prefix_scan(values, 0, combine, identity)
+            return combine(ops.broadcast_in_dim(start, values.shape, []), scanned)
         identity = {"stablehlo.add": 0, "stablehlo.multiply": 1, "stablehlo.maximum": small, "max": small,
                     "max>=": small, "stablehlo.minimum": big, "min": big, "min<=": big}[kind]
         identity = ops.constant(np.array(identity, dtype))
@@ -100,6 +111,10 @@ def _combination(new: Value, number: Value, body: Block):
         return None
     if op.name in _SCANNED and op.operands.count(number) == 1:
         return op.name, op.operands[1] if op.operands[0] is number else op.operands[0]
+    direction = _keeping_nan(op) if op.name == "stablehlo.select" else None
+    if direction is not None and number in op.operands[1:] and op.operands[1] is not op.operands[2]:
+        first = op.operands[1] is number
+        return (direction, first), op.operands[2] if first else op.operands[1]
     if op.name == "stablehlo.select":
         test, taken, kept = op.operands
     elif op.name == "stablehlo.if" and len(op.results) == 1:
@@ -117,6 +132,23 @@ def _combination(new: Value, number: Value, body: Block):
     if right is not number or kind is None or not _same_value(left, taken):
         return None
     return kind, left
+
+
+def _keeping_nan(select: Operation):
+    """The comparison's direction where ``select`` is NumPy's float maximum or minimum of p and q,
+    select(p > q or p is NaN, p, q) (numpy/ufuncs.py); None otherwise."""
+    test, p, q = select.operands
+    either = test.owner
+    if not isinstance(either, Operation) or either.name != "stablehlo.or" or p.dtype.kind != "f":
+        return None
+    ordered, nan = (x.owner for x in either.operands)
+    if not all(isinstance(x, Operation) and x.name == "stablehlo.compare" for x in (ordered, nan)):
+        return None
+    direction = ordered.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
+    if direction not in ("GT", "GE", "LT", "LE") or list(ordered.operands) != [p, q] or \
+            list(nan.operands) != [p, p] or "NE" not in nan.attributes.get("comparison_direction", ""):
+        return None
+    return direction
 
 
 def _same_value(a: Value, b: Value, depth: int = 0) -> bool:

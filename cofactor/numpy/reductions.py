@@ -75,7 +75,13 @@ def reduce_ufunc(v, axes, ufunc):
         return ops.select(every, ops.broadcast_in_dim(ops.constant(np.array(np.nan, v.dtype)), r.shape, ()), r)
     init = ops.constant(np.array(_identity(ufunc, v.dtype), dtype=v.dtype))
     kernel = KERNELS[ufunc]
+    if ufunc in (np.maximum, np.minimum) and v.dtype.kind == "f":  # (Enzyme differentiates a reduction of these;
+        kernel = _PLAIN[ufunc]                                   # NumPy's select of the second of two equals, not)
     return ops.reduce([v], [init], axes, lambda acc, x: [kernel(acc, x)])[0]
+
+
+_PLAIN = {np.maximum: lambda a, b: ops.binary("stablehlo.maximum", a, b),
+          np.minimum: lambda a, b: ops.binary("stablehlo.minimum", a, b)}
 
 
 def _pairwise_product(v, axes):

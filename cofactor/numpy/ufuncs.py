@@ -108,12 +108,18 @@ def _compare(direction):
 
 
 def _extremum(name, direction):
+    """NumPy's maximum (minimum): x where it is greater (less) or NaN, else y, so of -0.0 and 0.0 the
+    second (float16's loop keeps the first: greater or equal), and NaN wherever either is
+    (stablehlo.maximum takes 0.0 over -0.0 whichever comes first)."""
     def kernel(x, y):
         if _is("b", x):
             return ops.binary("stablehlo.or" if name == "maximum" else "stablehlo.and", x, y)
         if _is("c", x):
             pick = ops.select(_compare(direction)(x, y), x, y)
             return ops.select(_isnan(x), x, ops.select(_isnan(y), y, pick))
+        if _is("f", x):
+            keeps = compare(x, y, direction[0] + ("E" if x.dtype == np.float16 else "T"))
+            return ops.select(ops.binary("stablehlo.or", keeps, _isnan(x)), x, y)
         return ops.binary(f"stablehlo.{name}", x, y)
     return kernel
 

@@ -432,3 +432,15 @@ def _writes_the_imaginary_part(x):
 def test_the_imaginary_part_of_a_real_array_is_read_only():
     check(_writes_the_imaginary_part, sample((3,)))
     check(lambda x: x.imag + 1, sample((3,)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("fn", [np.maximum, np.minimum, np.fmax, np.fmin])
+def test_extremes_of_signed_zeros_and_nan_are_numpys(fn, dtype):
+    """Of -0.0 and 0.0 NumPy's maximum gives the second (float16's loop the first); XLA's maximum gave 0.0
+    whichever came first."""
+    values = np.array([0.0, -0.0, np.nan, 1.0, -np.inf, np.inf, -1.0], dtype)
+    a, b = np.repeat(values, len(values)), np.tile(values, len(values))
+    want, got = fn(a, b), np.asarray(cf.jit(fn)(a, b))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
