@@ -115,7 +115,7 @@ def _rounded(result, out, step, product):
             rounded.product = product
         return rounded
     if isinstance(result, np.floating):
-        array = np.array(result)
+        array = np.asarray(result)  # (a new array: np.array is the program's own in a trial, MADE)
         _round_otherwise(array, step)
         return type(result)(array[()])
     return result
@@ -126,7 +126,7 @@ def _round_otherwise(array, step):
         return
     rng, flush = _Rounded._trial
     if step is not None:  # down, not at all, or up: another rounding may also agree with NumPy's
-        direction = rng.integers(-1, 2, array.shape)
+        direction = _plain(rng.integers(-1, 2, array.shape))  # (made by np.empty: MADE)
         if isinstance(step, str):
             moved = np.nextafter(array, (direction * np.inf).astype(array.dtype))
         else:
@@ -136,6 +136,17 @@ def _round_otherwise(array, step):
         np.copyto(array, np.copysign(np.zeros_like(array), array), where=np.abs(array) < np.finfo(array.dtype).tiny)
 
 
+# Arrays the program makes (np.sin(np.arange(5.0)): XLA's sin of a constant) round otherwise too.
+MADE = ("arange", "array", "zeros", "ones", "full", "empty", "linspace", "eye", "identity")
+
+
+def _made_rounded(make):
+    def made(*args, **kwargs):
+        result = make(*args, **kwargs)
+        return result.view(_Rounded) if isinstance(result, np.ndarray) and type(result) is np.ndarray else result
+    return made
+
+
 def run(f, args, module, initial, trial):
     """``f`` on copies of ``args`` (module globals reset from ``initial``) with NumPy rounding as
     trial ``trial`` says: (result, arguments after the call, globals after the call), plain arrays,
@@ -143,7 +154,10 @@ def run(f, args, module, initial, trial):
     given = tuple(a.copy().view(_Rounded) if isinstance(a, np.ndarray) else copy.deepcopy(a) for a in args)
     module.update({k: v.copy().view(_Rounded) for k, v in initial.items()})
     _Rounded._trial = (np.random.default_rng(trial), trial % 2 == 1)
+    makers = {name: getattr(np, name) for name in MADE}
     try:
+        for name, make in makers.items():
+            setattr(np, name, _made_rounded(make))
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = f(*given)
@@ -151,6 +165,8 @@ def run(f, args, module, initial, trial):
         return error
     finally:
         _Rounded._trial = None
+        for name, make in makers.items():
+            setattr(np, name, make)
     return _unwrapped(result), tuple(_unwrapped(a) for a in given), {k: _unwrapped(module[k]) for k in initial}
 
 
