@@ -716,15 +716,10 @@ def sum_of_positives_by_comprehension(x):
     return sum({v for v in x if v > 0})   # (a set's: a list's is a loop, test_run_time_lists.py)
 
 
-def explicit_bool(x):
-    return x * bool(x.sum() > 0)
-
-
 @pytest.mark.parametrize("f, match", [
     (sum_of_positives, r"the if statement at line \d+ .* contains a yield"),
     (sum_of_positives_by_comprehension, r"the if clause of the comprehension at line \d+ .*boolean mask"),
-    (explicit_bool, r"bool\(\) of a traced array.*np\.where"),
-], ids=["generator", "comprehension", "bool"])
+], ids=["generator", "comprehension"])
 def test_what_cannot_be_compiled_says_what_where_and_how_to_fix_it(f, match):
     with pytest.raises(cf.ConcretizationError, match=match) as info:
         cf.jit(f)(np.arange(3.0))

@@ -691,6 +691,7 @@ def _unequal_to_a_counter_out_of_its_range(x, y):
 
 _REWRITES = {  # a wrong Enzyme-JAX rewrite (EXCLUDED_PATTERNS) -> a program it got wrong, and its inputs
     "remove_no_ops_from_while_loop": (_unequal_to_a_counter_out_of_its_range, np.arange(1.0, 41.0), 0.5),
+    "sub_simplify": (lambda x, y: (1.0 / (0.0 - x), np.arctan2(0.0, np.zeros(3) - y)), [0.0, -0.0, 1.0], [0.0, 2.0, -0.0]),
     "hoist_slice": (_reads_what_each_trip_writes, [1.25, 0.5, -0.25, 0.75], 0.5),
     "sink_dus": (_compares_what_the_trip_wrote, [1.22, 0.15, -1.77, 0.79, 1.97], [-0.81, -0.41, -0.62, -1.8, -0.65]),
     "mul_zero_pad": (lambda x, y: np.pad(x, (1, 0)) * y, [1.0, 2.0], [_NAN, 1.0, _INF]),
