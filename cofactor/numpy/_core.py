@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import platform
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -39,6 +40,51 @@ def result_type(*xs) -> np.dtype:
     return np.result_type(*[dtype_of(x)(0) if is_weak(x) else dtype_of(x) for x in xs])
 
 
+def convert_like_numpy(v, target):
+    """NumPy's casts: complex to real drops the imaginary part, anything to bool tests non-zero."""
+    if v.dtype == target:
+        return v
+    if target == np.bool_:
+        zero = full(v.shape, 0, v.dtype)
+        return ops.compare(v, zero, "NE")
+    if v.dtype.kind == "c" and target.kind != "c":
+        v = ops.real(v)
+    if v.dtype.kind == "f" and target.kind in "iu" and _X86_64:
+        return _float_to_int(v, np.dtype(target))
+    return ops.convert(v, target)
+
+
+# NumPy's casts of floats that an integer dtype cannot hold are C's undefined conversions, so they are
+# the host's: x86-64's are below; elsewhere (aarch64 saturates, as XLA's convert does) XLA's stand.
+_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+def _truncated(v, bits: int):
+    """``v`` (floats) truncated to a ``bits``-bit signed int as x86-64's cvttsd2si does: the int's
+    least value where it does not fit (out of range, or NaN), where XLA's convert saturates."""
+    low = full(v.shape, -2.0 ** (bits - 1), v.dtype)
+    fits = ops.binary("stablehlo.and", ops.compare(v, low, "GE"),
+                      ops.compare(v, full(v.shape, 2.0 ** (bits - 1), v.dtype), "LT"))
+    kind = np.dtype(f"int{bits}")
+    return ops.select(fits, ops.convert(v, kind), full(v.shape, np.iinfo(kind).min, kind))
+
+
+def _float_to_int(v, target):
+    """NumPy's float-to-int cast on x86-64, the C cast it compiles to, for values the integer dtype
+    cannot hold too: int8, int16 and their unsigned kinds wrap around from a 32-bit truncation
+    (np.array([300.0, -1.0]).astype(np.uint8) is [44, 255]), int32 and int64 take their least
+    value, and uint32 and uint64 are truncated from 2**31 (2**63) up with that much subtracted."""
+    if target.itemsize < 4 or target == np.int32:
+        return ops.convert(_truncated(v, 32), target)
+    if target == np.int64:
+        return _truncated(v, 64)
+    bits = 8 * target.itemsize
+    half = full(v.shape, 2.0 ** (bits - 1), v.dtype)
+    high = ops.binary("stablehlo.xor", ops.convert(_truncated(ops.binary("stablehlo.subtract", v, half), bits), target),
+                      full(v.shape, 2 ** (bits - 1), target))
+    return ops.select(ops.compare(v, half, "GE"), high, ops.convert(_truncated(v, bits), target))
+
+
 def value(x, dtype=None) -> Value:
     """An IR value for ``x`` (traced, NumPy array, list or scalar), converted to ``dtype``."""
     if isinstance(x, TracedArray):
@@ -46,7 +92,7 @@ def value(x, dtype=None) -> Value:
             return x.value
         if x.weak is int and np.dtype(dtype).kind in "iu" and np.dtype(dtype) != np.int64:
             python_ints.check_fits(x, dtype)  # NumPy's OverflowError for a Python int out of the dtype's range
-        return ops.convert(x.value, dtype)
+        return convert_like_numpy(x.value, np.dtype(dtype))
     if dtype is not None and is_weak(x):
         with numpy_rules():  # NumPy's OverflowError for a Python int out of the dtype's range
             return ops.constant(np.array(x, dtype=dtype))

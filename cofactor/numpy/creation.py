@@ -1,8 +1,6 @@
 """Arrays made from other arrays: astype, copy, and the *_like constructors."""
 from __future__ import annotations
 
-import platform
-
 import numpy as np
 
 from ..errors import UnsupportedError, numpy_rules
@@ -14,7 +12,7 @@ from ..tracing.checks import numpy_error_if
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import FUNCTIONS, constructs, implements
 from ..tracing.views import ordered, per_layout, strided_like
-from ._core import full, result_type, traced_sequence, value, value_bounds, wrap
+from ._core import convert_like_numpy, full, result_type, traced_sequence, value, value_bounds, wrap
 from .extent import Bounded, Window, _binary, _const, add, i64, sub
 from .shape import resolve_shape
 
@@ -46,51 +44,6 @@ def _kept(a, dtype, order) -> bool:
         flags = strided_like(a).flags
         return flags.c_contiguous if order == "C" else flags.f_contiguous
     return True
-
-
-def convert_like_numpy(v, target):
-    """NumPy's casts: complex to real drops the imaginary part, anything to bool tests non-zero."""
-    if v.dtype == target:
-        return v
-    if target == np.bool_:
-        zero = full(v.shape, 0, v.dtype)
-        return ops.compare(v, zero, "NE")
-    if v.dtype.kind == "c" and target.kind != "c":
-        v = ops.real(v)
-    if v.dtype.kind == "f" and target.kind in "iu" and _X86_64:
-        return _float_to_int(v, np.dtype(target))
-    return ops.convert(v, target)
-
-
-# NumPy's casts of floats that an integer dtype cannot hold are C's undefined conversions, so they are
-# the host's: x86-64's are below; elsewhere (aarch64 saturates, as XLA's convert does) XLA's stand.
-_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
-
-
-def _truncated(v, bits: int):
-    """``v`` (floats) truncated to a ``bits``-bit signed int as x86-64's cvttsd2si does: the int's
-    least value where it does not fit (out of range, or NaN), where XLA's convert saturates."""
-    low = full(v.shape, -2.0 ** (bits - 1), v.dtype)
-    fits = ops.binary("stablehlo.and", ops.compare(v, low, "GE"),
-                      ops.compare(v, full(v.shape, 2.0 ** (bits - 1), v.dtype), "LT"))
-    kind = np.dtype(f"int{bits}")
-    return ops.select(fits, ops.convert(v, kind), full(v.shape, np.iinfo(kind).min, kind))
-
-
-def _float_to_int(v, target):
-    """NumPy's float-to-int cast on x86-64, the C cast it compiles to, for values the integer dtype
-    cannot hold too: int8, int16 and their unsigned kinds wrap around from a 32-bit truncation
-    (np.array([300.0, -1.0]).astype(np.uint8) is [44, 255]), int32 and int64 take their least
-    value, and uint32 and uint64 are truncated from 2**31 (2**63) up with that much subtracted."""
-    if target.itemsize < 4 or target == np.int32:
-        return ops.convert(_truncated(v, 32), target)
-    if target == np.int64:
-        return _truncated(v, 64)
-    bits = 8 * target.itemsize
-    half = full(v.shape, 2.0 ** (bits - 1), v.dtype)
-    high = ops.binary("stablehlo.xor", ops.convert(_truncated(ops.binary("stablehlo.subtract", v, half), bits), target),
-                      full(v.shape, 2 ** (bits - 1), target))
-    return ops.select(ops.compare(v, half, "GE"), high, ops.convert(_truncated(v, bits), target))
 
 
 @implements(np.astype)

@@ -11,8 +11,7 @@ from ..tracing import context, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.views import DynamicBlock
-from ._core import asarray, axis_index, axis_tuple, value, wrap
-from .creation import convert_like_numpy
+from ._core import asarray, axis_index, axis_tuple, convert_like_numpy, value, wrap
 from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _known, _same, _unsupported, add,
                      as_data, bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub, traced_int)
 

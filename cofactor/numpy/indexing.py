@@ -16,9 +16,9 @@ from ..tracing.context import in_reverse_mode
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
 from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
-from ._core import (asarray, axis_index, broadcast_to, full, is_weak, known_value, traced_sequence, value,
-                    value_bounds, view, wrap)
-from .creation import check_stored, convert_like_numpy
+from ._core import (asarray, axis_index, broadcast_to, convert_like_numpy, full, is_weak, known_value,
+                    traced_sequence, value, value_bounds, view, wrap)
+from .creation import check_stored
 from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes, without_derivatives_outside
 from .extent_ops import aligned
 from .selection import (assign_masked, assign_masked_among, assign_strided_slice, assign_traced_slice, fitted, masked,

@@ -9,7 +9,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements, implements_ufunc
-from ._core import broadcast_shapes, broadcast_to, reject, result_type, value, view, wrap
+from ._core import broadcast_shapes, broadcast_to, convert_like_numpy, reject, result_type, value, view, wrap
 from .matrices import Diagonal
 from .reductions import reduce_ufunc
 from .ufuncs import apply
@@ -20,7 +20,8 @@ def _dot(a, b, batch, contract, dtype):
     if np.dtype(dtype) == np.bool_:
         r = ops.dot_general(ops.convert(a, np.int64), ops.convert(b, np.int64), batch, contract)
         return ops.compare(r, ops.broadcast_in_dim(ops.constant(np.int64(0)), r.shape, ()), "NE", "SIGNED")
-    return ops.dot_general(ops.convert(a, dtype), ops.convert(b, dtype), batch, contract)
+    dtype = np.dtype(dtype)
+    return ops.dot_general(convert_like_numpy(a, dtype), convert_like_numpy(b, dtype), batch, contract)
 
 
 @implements_ufunc(np.matmul)
@@ -190,6 +191,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         if viewed is not None:
             return viewed
     target = np.dtype(dtype) if dtype is not None else result_type(*operands)
+    for k, v in enumerate(values if dtype is not None else ()):
+        if not np.can_cast(v.dtype, target, casting):
+            raise TypeError(f"Iterator operand {k} dtype could not be cast from dtype('{v.dtype}') to "
+                            f"dtype('{target}') according to the rule '{casting}'")
     sizes = {}  # each label's size; 1 broadcasts against any other size, 0 included
     for v, ls in zip(values, labels):
         for n, c in zip(v.shape, ls):
@@ -200,7 +205,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
             sizes[c] = n if known == 1 else known
     terms = []
     for k, (v, ls) in enumerate(zip(values, labels)):
-        v = ops.convert(v, target)
+        v = convert_like_numpy(v, target)
         v, ls = _take_diagonals(v, list(ls))
         v = broadcast_to(v, [sizes[c] for c in ls]) if any(sizes[c] != n for c, n in zip(ls, v.shape)) else v
         later = set(output) | {c for t in labels[:k] + labels[k + 1:] for c in t}

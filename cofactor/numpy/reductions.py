@@ -14,7 +14,7 @@ from ..errors import UnsupportedError
 from ..ir import ops
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements
-from ._core import axis_index, axis_tuple, compare, full, reject, value, with_value_bounds, wrap
+from ._core import axis_index, axis_tuple, compare, convert_like_numpy, full, reject, value, with_value_bounds, wrap
 from .ufuncs import KERNELS, apply
 
 _NO = np._NoValue
@@ -123,10 +123,10 @@ def _reduction(ufunc, name, empty_ok):
             raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
         result_dtype = numpy_dtype(func, v.dtype, dtype=dtype) if dtype is not None or ufunc in (np.add, np.multiply) \
             else v.dtype
-        r = reduce_ufunc(ops.convert(v, result_dtype), axes, ufunc)
+        r = reduce_ufunc(convert_like_numpy(v, result_dtype), axes, ufunc)
         if initial is not _NO:
             r = value(apply(ufunc, wrap(r), initial))
-            r = ops.convert(r, result_dtype)
+            r = convert_like_numpy(r, result_dtype)
         return wrap(_keep(r, axes, keepdims, v.type.rank))
     return impl
 
@@ -191,7 +191,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     acc_dtype = np.float32 if result_dtype == np.float16 and dtype is None else result_dtype
     total = reduce_ufunc(ops.convert(v, acc_dtype), axes, np.add)
     count = full(total.shape, _count(v.shape, axes), acc_dtype)
-    r = ops.convert(ops.binary("stablehlo.divide", total, count), result_dtype)
+    r = convert_like_numpy(ops.binary("stablehlo.divide", total, count), result_dtype)
     return wrap(_keep(r, axes, keepdims, v.type.rank))
 
 
@@ -211,7 +211,7 @@ def _variance(v, axes, ddof, dtype, result_dtype):
         sq = ops.binary("stablehlo.multiply", centered, centered)
     ssum = reduce_ufunc(sq, axes, np.add)
     var = ops.binary("stablehlo.divide", ssum, full(ssum.shape, max(n - ddof, 0), ssum.dtype))
-    return ops.convert(var, result_dtype)
+    return convert_like_numpy(var, result_dtype)
 
 
 def _spread(name, root):
@@ -320,7 +320,7 @@ def _cumulative(name, ufunc):
             axis = 0
         ax = axis_index(axis, v.type.rank)
         result_dtype = numpy_dtype(func, v.dtype, dtype=dtype)
-        return wrap(scan(ops.convert(v, result_dtype), ax, ufunc))
+        return wrap(scan(convert_like_numpy(v, result_dtype), ax, ufunc))
     return impl
 
 

@@ -11,8 +11,7 @@ from ..ir import ops
 from ..tracing import python_ints
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ._core import asarray, axis_index, known_value, value, value_bounds, with_value_bounds, wrap
-from .creation import convert_like_numpy
+from ._core import asarray, axis_index, convert_like_numpy, known_value, value, value_bounds, with_value_bounds, wrap
 from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _same, _unsupported, add, as_data,
                      clamp, i64, operation, selected_positions, shifted, sub, traced_int, true_count, true_ranks,
                      without_derivatives_outside)

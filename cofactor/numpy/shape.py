@@ -658,7 +658,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise UnsupportedError(f"numpy.pad(mode={mode!r}) is not supported; the modes are 'constant', "
                                + ", ".join(repr(m) for m in _INDEX_MODES))
     v = value(array)
-    widths = np.broadcast_to(np.asarray(static(pad_width), dtype=np.int64), (v.type.rank, 2))
+    if v.type.rank == 0:  # (nothing to pad: NumPy's copy)
+        return wrap(v)
+    widths = _pad_widths(static(pad_width), v.type.rank)
     if np.any(widths < 0):
         raise ValueError("index can't contain negative values")
     if mode in _INDEX_MODES:
@@ -672,6 +674,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
     fill = np.broadcast_to(np.asarray(kwargs.pop("constant_values", 0)), (v.type.rank, 2))
     if kwargs:
         raise TypeError(f"unsupported keyword arguments for mode 'constant': {set(kwargs)}")
+    for x in fill.flat:  # NumPy stores each into the array: its errors (NaN into int32: ValueError)
+        with numpy_rules():
+            np.empty(1, v.dtype)[0] = x
     if np.all(fill == fill.flat[0]):
         scalar = ops.constant(np.array(fill.flat[0]).astype(v.dtype))
         return wrap(ops.pad(v, scalar, widths[:, 0].tolist(), widths[:, 1].tolist()))
@@ -683,6 +688,17 @@ def pad(array, pad_width, mode="constant", **kwargs):
             (low if side == 0 else high)[d] = int(widths[d, side])
             v = ops.pad(v, ops.constant(np.array(fill[d, side]).astype(v.dtype)), low, high)
     return wrap(v)
+
+
+def _pad_widths(pad_width, rank: int) -> np.ndarray:
+    """(before, after) for each axis, as np.pad reads ``pad_width``: a number, pairs, or a dict of
+    axes (NumPy 2.3; the others 0)."""
+    if not isinstance(pad_width, dict):
+        return np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (rank, 2))
+    widths = np.zeros((rank, 2), np.int64)
+    for axis, width in pad_width.items():
+        widths[axis_index(axis, rank)] = np.broadcast_to(np.asarray(width, dtype=np.int64), (2,))
+    return widths
 
 
 def _sort_comparator(dtype):

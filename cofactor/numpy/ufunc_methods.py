@@ -8,7 +8,7 @@ from ..ir import ops
 from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import UFUNCS, implements_ufunc
-from ._core import axis_index, axis_tuple, known_value, reject, value, wrap
+from ._core import axis_index, axis_tuple, convert_like_numpy, known_value, reject, value, wrap
 from .indexing import _Advanced, _assigned
 from .out import write_out
 from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
@@ -36,9 +36,9 @@ def _reduce(ufunc):
         target = numpy_dtype(ufunc.reduce, v.dtype, dtype=dtype)
         if initial is np._NoValue and any(v.shape[d] == 0 for d in axes) and ufunc.identity is None:
             raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
-        r = reduce_ufunc(ops.convert(v, target), axes, ufunc)
+        r = reduce_ufunc(convert_like_numpy(v, target), axes, ufunc)
         if initial is not np._NoValue:
-            r = ops.convert(value(apply(ufunc, wrap(r), initial)), target)
+            r = convert_like_numpy(value(apply(ufunc, wrap(r), initial)), target)
         result = wrap(_keep(r, axes, keepdims, v.type.rank))
         return result if out is None else write_out(out, result, ufunc.__name__, casting="unsafe")
 
@@ -47,7 +47,7 @@ def _reduce(ufunc):
         _associative(ufunc, "accumulate")
         v = value(array)
         target = numpy_dtype(ufunc.accumulate, v.dtype, dtype=dtype)
-        result = wrap(scan(ops.convert(v, target), axis_index(axis, v.type.rank), ufunc))
+        result = wrap(scan(convert_like_numpy(v, target), axis_index(axis, v.type.rank), ufunc))
         return result if out is None else write_out(out, result, ufunc.__name__, casting="unsafe")
 
 
@@ -76,7 +76,7 @@ def _reduceat(ufunc):
             stop = n if k + 1 == len(starts) else starts[k + 1] if starts[k + 1] > start else start + 1
             lo, hi = [0] * v.type.rank, list(v.shape)
             lo[axis], hi[axis] = start, stop
-            segment = ops.convert(ops.slice(v, lo, hi), target)
+            segment = convert_like_numpy(ops.slice(v, lo, hi), target)
             segments.append(_keep(reduce_ufunc(segment, (axis,), ufunc), (axis,), True, v.type.rank))
         shape = list(v.shape)
         shape[axis] = 0
@@ -115,7 +115,7 @@ def _at_in_rounds(ufunc, a, positions, b):
     for k in range(occurrence.max(initial=-1) + 1):
         chosen = np.flatnonzero(occurrence == k)
         where = flat_positions[chosen]
-        flat[where] = wrap(ops.convert(KERNELS[ufunc](flat[where].value, updates[chosen].value), a.dtype))
+        flat[where] = wrap(convert_like_numpy(KERNELS[ufunc](flat[where].value, updates[chosen].value), a.dtype))
     a.value = ops.reshape(flat.value, a.shape)
 
 
@@ -138,7 +138,7 @@ def _at(ufunc):
         plan = _Advanced(a, items)
         kernel = KERNELS[ufunc]
         # Every index, repeated or not, applies its update: a scatter that combines.
-        plan.write(plan.updates(a, b), lambda old, new: ops.convert(kernel(old, new), a.dtype))
+        plan.write(plan.updates(a, b), lambda old, new: convert_like_numpy(kernel(old, new), a.dtype))
 
 
 for _ufunc in list(KERNELS):

@@ -22,8 +22,8 @@ from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.python_ints import divided_exactly
 from ..tracing.views import ComplexPart, ReadOnly, Reshape, ordered
-from ._core import (array_like, broadcast_values, compare, dtype_of, full, keeps_order, known_value, reject, result_type, take_1d,
-                    value, value_bounds, view, wrap)
+from ._core import (array_like, broadcast_values, compare, convert_like_numpy, dtype_of, full, keeps_order, known_value,
+                    reject, result_type, take_1d, value, value_bounds, view, wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -428,7 +428,7 @@ def apply(ufunc, *inputs, dtype=None, casting="same_kind"):
     else:
         results = KERNELS[ufunc](*operands)
     results = results if isinstance(results, tuple) else (results,)
-    outs = tuple(ordered(wrap(ops.convert(r, dt)), "K", *inputs) for r, dt in zip(results, loop[ufunc.nin:]))
+    outs = tuple(ordered(wrap(convert_like_numpy(r, dt)), "K", *inputs) for r, dt in zip(results, loop[ufunc.nin:]))
     for out, known in zip(outs, _known_results(ufunc, inputs, loop)):
         if out.lens is None and out.value.owner is not None:
             out.value.owner.literal = known  # (what the program computes, known while tracing: TracedArray.known)
@@ -599,4 +599,4 @@ def around(a, decimals=0, out=None):
     scale, unscale = (times, divided) if decimals > 0 else (divided, times)
     # (a barrier before the scaling: XLA would fold np.round(p * 1.1, 2)'s two constants into one, p * 110.00000000000001)
     rounded = ops.unary("stablehlo.round_nearest_even", scale(ops.opaque(ops.convert(v, work)), factor))
-    return wrap(ops.convert(unscale(rounded, factor), v.dtype))
+    return wrap(convert_like_numpy(unscale(rounded, factor), v.dtype))

@@ -169,3 +169,10 @@ def test_random_batched_matmul(batch, n, k, m, broadcast):
     a = sample((batch, n, k))
     b = sample((1 if broadcast else batch, k, m), seed=1)
     check(lambda a, b: (a @ b, np.einsum("bnk,bkm->bnm", a, b), np.tensordot(a, b[0], axes=(2, 0))), a, b)
+
+
+@pytest.mark.parametrize("casting", ["safe", "same_kind", "unsafe"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64])
+def test_einsum_casts_to_its_dtype_by_its_casting_rule(dtype, casting):
+    """(einsum's default casting='safe' was ignored: float64 operands summed as float32 or int32.)"""
+    check(lambda a: np.einsum("i,i->", a, a, dtype=dtype, casting=casting), np.array([1.5, 2.0, 3.0]))

@@ -237,3 +237,14 @@ def test_out_of_another_kind_casts_as_numpy_casts_there(f):
     x = np.array([[1.6, 2.7], [3.1, 0.2]])
     scan = f in (np.cumsum, np.add.accumulate)
     check(into, x, np.zeros((2, 2) if scan else 2, np.int64))
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: np.sum(a, dtype=np.int8), lambda a: np.cumsum(a, dtype=np.int8), lambda a: np.cumprod(a, dtype=np.uint8),
+    lambda a: np.add(a, 0.0, dtype=np.int8, casting="unsafe"), lambda a: np.add.reduce(a, dtype=np.int16),
+    lambda a: np.trace(np.diag(a), dtype=np.int8), lambda a: np.round(a.astype(np.uint8), -1),
+    lambda a: np.einsum("i->", a, dtype=np.int8, casting="unsafe"),
+])
+def test_floats_cast_to_narrow_ints_by_dtype_wrap_as_numpys(f):
+    """(XLA's convert saturates: np.sum([300.0, 1.0, -200.0], dtype=np.int8) was 0, NumPy's is 101.)"""
+    check(f, np.array([300.0, 1.0, -200.0, 255.0, 3e9]))

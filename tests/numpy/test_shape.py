@@ -383,3 +383,17 @@ def _rolled_by_traced_shifts(x, s):
 @pytest.mark.parametrize("s", [1, -5, 7, 0, 24])
 def test_roll_by_a_traced_shift(s):
     check(_rolled_by_traced_shifts, sample((3, 4)), np.int64(s))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.pad(x, {1: (1, 2)}),
+    lambda x: np.pad(x, {-1: 1, 0: (0, 1)}, constant_values=7),
+    lambda x: np.pad(x, 1, constant_values=np.nan),
+    lambda x: np.pad(x, 1, constant_values=1e30),
+    lambda x: np.pad(x, 1, constant_values=2.5),
+    lambda x: np.pad(x[0, 0] * 1.0 + np.ones(()), 2),
+    lambda x: np.pad(x, {3: 1}),
+], ids=["dict", "dict_negative_axis", "nan_into_ints", "huge_into_ints", "float_into_ints", "zero_d", "bad_axis"])
+def test_pad_widths_by_axis_zero_d_arrays_and_fills_ints_cannot_hold(f):
+    """(A dict of widths and a 0-d array were internal errors; NaN padded an int32 array with its least value.)"""
+    check(f, np.arange(6, dtype=np.int32).reshape(2, 3))
