@@ -190,7 +190,11 @@ def user_location() -> str | None:
     frame = user_frame()
     if frame is None:
         return None
-    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    return location_at(frame.f_code.co_filename, frame.f_lineno)
+
+
+def location_at(filename: str, lineno: int) -> str:
+    """``file:line: source`` of that line."""
     source = linecache.getline(filename, lineno).strip()
     return f"{filename}:{lineno}" + (f": {source}" if source else "")
 

@@ -450,3 +450,20 @@ def test_a_variable_a_loop_assigns_only_under_a_traced_condition_is_named():
     with pytest.raises(cf.TracingError, match="variable 'best' has no value here: it is assigned only on some "
                                               "paths through the loop"):
         cf.jit(_last_above_half)(np.linspace(0, 1, 12))
+
+
+def _appends_pairs_in_a_while(v):
+    x, y = 0.0, 0.0
+    path = []
+    while y >= 0:                                   # the line the error names
+        path.append((x, y))
+        x += v[0]
+        y += v[1]
+    return len(path)
+
+
+def test_a_list_growing_in_a_traced_loop_names_the_loop_s_line():
+    """(It named the body's last line, y += v[1], which had nothing to do with the list.)"""
+    with pytest.raises(cf.TracingError, match=r"a list changes length in the loop at line \d+") as info:
+        cf.jit(_appends_pairs_in_a_while)(np.array([1.0, -0.5]))
+    assert str(info.value).rstrip().endswith("while y >= 0:                                   # the line the error names")

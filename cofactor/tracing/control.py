@@ -112,8 +112,8 @@ class Bindings:
     """The bindings a region may change: the converted code's variables (``names``, read with
     ``get`` and written with ``set_``), and the container slots found to change (``slots``)."""
 
-    def __init__(self, names, get, set_, scope: Scope, where: str):
-        self.names, self.get, self.set_, self.where = tuple(names), get, set_, where
+    def __init__(self, names, get, set_, scope: Scope, where: str, line: int):
+        self.names, self.get, self.set_, self.where, self.line = tuple(names), get, set_, where, line
         self.heap = Heap(scope, set(self.names), context.current())
         self.slots: list = []
         self.start = serial_now()  # arrays made from here on are the region's own
@@ -369,7 +369,7 @@ def _run_arm(bindings: Bindings, fn, initial, where):
     names_after = list(bindings.get())
     changed = bindings.heap.changed_slots()
     slots_after = {(id(s.container), s.key): s.get() for s in changed}
-    bindings.heap.check_sizes(where)
+    bindings.heap.check_sizes(where, bindings.line)
     bindings.heap.restore()
     written = [(a, old) for a, old in journal.written() if a.serial < bindings.start]
     after = {id(a): (a, a._value) for a, _ in written}
@@ -426,7 +426,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         (then_fn if known else else_fn)()
         return
     where = f"the if at line {line}"
-    bindings = Bindings(names, get_state, set_state, scope, where)
+    bindings = Bindings(names, get_state, set_state, scope, where, line)
     initial = bindings.values()
     kept = outside.Kept()  # (an object from outside reached only in an arm: not carried by the if)
     arms = []
@@ -661,7 +661,7 @@ def while_loop(cond_fn, body_fn, names, get_state, set_state, scope, line, attri
     effects run again.
     """
     where = f"the loop at line {line}"
-    bindings = Bindings(names, get_state, set_state, scope, where)
+    bindings = Bindings(names, get_state, set_state, scope, where, line)
     kept = outside.Kept()  # (a global list the body reaches as it runs, past the heap's scan)
     initial = bindings.values()
     reachable = [o for x in flatten(initial)[0] if isinstance(x, TracedArray) for o in x.owners()]
@@ -806,7 +806,7 @@ def _trace_while(cond_fn, body_fn, bindings: Bindings, layout: Layout, storages:
         changed = bindings.heap.changed_slots()
         if any(h.needs_buffer for h in histories):
             raise _Retry()
-        bindings.heap.check_sizes(where)
+        bindings.heap.check_sizes(where, bindings.line)
         outside_change = kept.changed(bindings.heap.scanned)
         if outside_change:
             kept.restore()

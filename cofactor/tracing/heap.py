@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from ..ir.core import Block, Module, Value
-from ..errors import TracingError, located
+from ..errors import TracingError, located, location_at
 from ..pytree import flatten
 from .array import TracedArray, defers_tracing
 from . import outside
@@ -124,7 +124,7 @@ class Heap:
                                                    # every reachable set, whose size must not change either
         self.cells = set(scope.cells)
         seen: set[int] = set(scope.cells)
-        frame = scope.frame
+        frame = self.frame = scope.frame
         stack = [(value, 0) for value in context.objects.values()]
         in_function = True  # frames of the converted function itself (and of its generated helpers)
         while frame is not None and frame is not context.root_frame:
@@ -182,10 +182,12 @@ class Heap:
         return [Slot(c, key) for c, contents in self.containers for key, now in _contents(c).items()
                 if key in contents and contents[key] is not now]
 
-    def check_sizes(self, where: str):
+    def check_sizes(self, where: str, line: int | None):
         """A list or dict that grows or shrinks in a traced branch or loop, or a set that changes, is
         an error: the body runs once at trace time, so its length would be the trace's, not the
-        run's (which branch runs, and how often a loop does, is known only at run time)."""
+        run's (which branch runs, and how often a loop does, is known only at run time).  The error
+        names the region's first line (``line``), not the last line its body ran."""
+        at = location_at(self.frame.f_code.co_filename, line) if self.frame is not None and line else None
         for c, contents in [*self.containers, *self.sized]:
             if isinstance(c, (*_SEQUENCES, dict, set)) and (len(c) != len(contents) or isinstance(c, set) and
                                                             c != contents) and len(contents) < _WIDTH:
@@ -199,14 +201,14 @@ class Heap:
                     "kind, not reading it in the loop, may grow there: README, Run-time lengths)" if kind == "list" else ""
                 raise located(TracingError(
                     f"a {kind} changes length in {where}, which is compiled once for every way it can run (which "
-                    f"branch, how many iterations), so the {kind}'s length would be wrong: {advice}{lists}"))
+                    f"branch, how many iterations), so the {kind}'s length would be wrong: {advice}{lists}"), at)
             made = _made_attribute(c, contents)
             if made is not None:
                 raise located(TracingError(
                     f"the attribute .{made} of a {type(c).__name__} from outside the function is made in {where}, "
                     "which is compiled for every way it can run: whether the object has it after the call would be "
                     f"the trace's, not the run's: set .{made} before it, to a value of the kind it is given there "
-                    "(an array of its shape and dtype)"))
+                    "(an array of its shape and dtype)"), at)
 
     def restore(self):
         """Put every scanned slot back to the object it held at the scan, and every list and dict
