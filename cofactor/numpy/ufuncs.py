@@ -570,6 +570,15 @@ def conj_method(a):
     return apply(np.conjugate, a) if a.dtype.kind == "c" else a
 
 
+def _power_of_ten(n: int) -> float:
+    """NumPy's scale for round: exact to 1e8, then multiplied by 10 step by step, rounding each time,
+    so 10**300 is not the double nearest it (np.power's), and ties past 1e22 round as NumPy's do."""
+    scale = float(10 ** min(n, 8))
+    for _ in range(n - 8):
+        scale *= 10.0
+    return scale
+
+
 @implements(np.around, np.round)
 @keeps_order
 def around(a, decimals=0, out=None):
@@ -589,7 +598,7 @@ def around(a, decimals=0, out=None):
     # XLA's by 100 gave 0.41000000000000003 for NumPy's 0.41.)
     work = np.dtype(np.float64) if v.dtype.kind in "iu" else v.dtype
     with np.errstate(over="ignore"):  # (past the dtype's range: inf, and the result NaN, as NumPy's)
-        factor = float(np.power(work.type(10.0), min(abs(decimals), 400), dtype=work))
+        factor = float(work.type(_power_of_ten(min(abs(decimals), 400))))
 
     def times(x, c):
         return ops.binary("stablehlo.multiply", x, full(v.shape, c, work))

@@ -444,3 +444,16 @@ def test_extremes_of_signed_zeros_and_nan_are_numpys(fn, dtype):
     want, got = fn(a, b), np.asarray(cf.jit(fn)(a, b))
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("decimals", [-300, -200, -100, -23, 23, 100, 290])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_to_large_decimals_scales_as_numpy(decimals, dtype):
+    """NumPy's scale is 1e8 multiplied by 10 step by step (1.5e300 rounds to 1e300 at -300; the nearest double
+    to 10**300 gave 2e300)."""
+    scale = 10.0 ** min(abs(decimals), 300)
+    base = np.array([1.5, 2.5, 0.7316, -3.5, 7.0])
+    with np.errstate(all="ignore"):  # (float32 overflows to inf, or underflows to 0: rounded as NumPy rounds them)
+        x = (base * scale if decimals < 0 else base / scale).astype(dtype)
+        want = np.round(x, decimals)
+    np.testing.assert_array_equal(np.asarray(cf.jit(lambda x: np.round(x, decimals))(x)), want)
