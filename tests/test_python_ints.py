@@ -713,3 +713,18 @@ def test_bool_of_a_traced_value_is_a_traced_python_bool():
             np.testing.assert_array_equal(np.asarray(g), w)
     with pytest.raises(ValueError, match="truth value of an array with more than one element is ambiguous"):
         cf.jit(lambda m: bool(m))(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_math_trunc_of_a_numpy_scalar_is_numpys(dtype):
+    """Only np.float64 (a float) has __trunc__: math.trunc of another NumPy scalar raises TypeError."""
+    def f(x):
+        return math.trunc(x[0] * 7)
+    x = np.array([0.5]).astype(dtype)
+    try:
+        want = f(x)
+    except TypeError as error:
+        with pytest.raises(TypeError, match=str(error)):
+            cf.jit(f)(x)
+        return
+    assert int(np.asarray(cf.jit(f)(x))) == want

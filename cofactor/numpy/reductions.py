@@ -180,11 +180,14 @@ def _count(shape, axes) -> int:
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO):
     reject("numpy.mean", out=(out, None))
     _require_inexact("mean", dtype)
-    if where is not _NO and where is not True:  # the masked elements' sum over how many there are
-        kept = np.broadcast_to(where, np.shape(a))
-        return np.true_divide(np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=kept),
-                              np.sum(kept, axis=axis, keepdims=keepdims))
     v = value(a)
+    if where is not _NO and where is not True:  # the masked elements' sum over how many there are, as NumPy
+        kept = np.broadcast_to(where, np.shape(a))  # (sums ints in float64, float16 in float32; casts back)
+        summed = dtype if dtype is not None else np.float64 if v.dtype.kind in "biu" else \
+            np.float32 if v.dtype == np.float16 else None
+        total = np.sum(a, axis=axis, dtype=summed, keepdims=keepdims, where=kept)
+        return np.true_divide(total, np.sum(kept, axis=axis, keepdims=keepdims)).astype(
+            numpy_dtype(np.mean, v.dtype, dtype=dtype))
     axes = axis_tuple(axis, v.type.rank)
     result_dtype = numpy_dtype(np.mean, v.dtype, dtype=dtype)
     # NumPy accumulates float16 means in float32.

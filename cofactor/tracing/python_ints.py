@@ -538,6 +538,9 @@ def python_math(fn, args):
     from .array import TracedArray
     if any(isinstance(a, TracedArray) and a.ndim for a in args):  # (Python's float() of it: NumPy's error)
         raise located(TypeError("only 0-dimensional arrays can be converted to Python scalars"))
+    if fn is math.trunc and isinstance(args[0], TracedArray) and args[0].weak is None and args[0].dtype != np.float64:
+        # (math.trunc has no float() fallback: only np.float64, a float, has __trunc__)
+        raise located(TypeError(f"type numpy.{args[0].dtype.type.__name__} doesn't define __trunc__ method"))
     values = [python_float(a) if isinstance(a, TracedArray) else float(a) for a in args]
     if fn is math.log:
         base = {2.0: np.log2, 10.0: np.log10}.get(values[1]) if len(values) == 2 and type(values[1]) is float else None

@@ -248,3 +248,10 @@ def test_out_of_another_kind_casts_as_numpy_casts_there(f):
 def test_floats_cast_to_narrow_ints_by_dtype_wrap_as_numpys(f):
     """(XLA's convert saturates: np.sum([300.0, 1.0, -200.0], dtype=np.int8) was 0, NumPy's is 101.)"""
     check(f, np.array([300.0, 1.0, -200.0, 255.0, 3e9]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.bool_])
+def test_mean_where_has_numpys_dtype(dtype):
+    """(np.mean(float32, where=mask) was float64: the sum divided by an int64 count, not cast back.)"""
+    check(lambda x: (np.mean(x, axis=0, where=x > 0), x.mean(where=x > 0), np.mean(x, where=x > 0, dtype=np.float32)),
+          np.array([[1.5, -2.0], [0.25, 3.0]]).astype(dtype))
