@@ -228,6 +228,11 @@ def identity(*args, **kwargs):
 
 @constructs(np.linspace)
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    if isinstance(num, TracedArray):
+        if num.known() is None:
+            raise UnsupportedError("numpy.linspace with a traced num has a data-dependent shape; num must be known at "
+                                   "compile time")
+        num = num.known()[()]
     if not (isinstance(start, TracedArray) or isinstance(stop, TracedArray)):
         samples = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
         return (_traced_constant(samples[0]), samples[1]) if retstep else _traced_constant(samples)

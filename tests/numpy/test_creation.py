@@ -253,3 +253,13 @@ def test_python_numbers_stored_into_small_integer_arrays(case):
 def test_linspace_computes_in_the_dtype_of_its_endpoints():
     check(lambda x: np.linspace(x[0], x[1], 4), np.array([1.0, 2.0], np.float32))
     check(lambda u: np.linspace(u[0], 300, 3), np.array([1, 2], np.uint8))
+
+
+def _linspace_of_a_traced_count(x):
+    return np.linspace(0.0, 1.0, int(x.sum()))
+
+
+def test_linspace_with_a_traced_num_says_its_shape_depends_on_data():
+    """(It said "float() of a traced array".)"""
+    with pytest.raises(cf.UnsupportedError, match="numpy.linspace with a traced num has a data-dependent shape"):
+        cf.jit(_linspace_of_a_traced_count)(np.array([1.0, 2.0]))
