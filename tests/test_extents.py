@@ -1010,3 +1010,18 @@ def test_gradient_through_an_arange_of_the_counter():
     for i in (0, 7, 28, 29):
         e = np.eye(30)[i] * eps
         assert grad[i] == pytest.approx((loss(p + e) - loss(p - e)) / (2 * eps), rel=1e-6, abs=1e-8)
+
+
+def _aranges_of_float_steps(x):
+    out = np.zeros(20)
+    for t in range(20):
+        out[t] = np.arange(t, 20, 0.5).sum() + np.arange(t, 20, np.float64(1.5)).sum() * x[0]
+    return out
+
+
+def test_arange_of_a_counter_with_a_float_step_unrolls_saying_why():
+    """(Its number of elements would be computed in floats: the loop runs as Python, with NumPy's values.)"""
+    x = np.ones(1)
+    with pytest.warns(cf.UnrolledLoopWarning, match="step that is not an integer"):
+        got = cf.jit(_aranges_of_float_steps)(x)
+    np.testing.assert_allclose(np.asarray(got), _aranges_of_float_steps(x))

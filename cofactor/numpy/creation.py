@@ -180,7 +180,11 @@ def _arange_of_run_time_length(start, stop=None, step=None, dtype=None, *, like=
     if isinstance(step, TracedArray) and step.known() is None:
         raise UnsupportedError("numpy.arange with a traced step has a data-dependent shape; its step must be known "
                                "at compile time")
-    step = int(step.known()[()] if isinstance(step, TracedArray) else step.__index__())
+    step = step.known()[()] if isinstance(step, TracedArray) else step
+    if not isinstance(step, (int, np.integer, np.bool_)):  # (a float step: np.arange(t, 10, 0.5))
+        raise UnsupportedError("numpy.arange with traced bounds and a step that is not an integer is not supported: "
+                               "its number of elements would be computed in floats")
+    step = int(step)
     if step == 0:
         raise ZeroDivisionError("division by zero")
     if any(isinstance(x, TracedArray) and x.dtype.kind not in "iub" or isinstance(x, (float, np.floating))
