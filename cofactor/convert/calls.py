@@ -190,23 +190,10 @@ def call(fn, *args, **kwargs):
         ordered = _sorted_by_key(list(args[0]), kwargs["key"], kwargs.get("reverse", False))
         if ordered is not None:
             return ordered
-    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and isinstance(args[0], list) and \
-            any(_traced_leaf(x) for x in args[0]) and len({_kind_of(x) for x in args[0]}) == 1:
-        args = ([x if isinstance(x, TracedArray) else TracedArray(ops.constant(np.asarray(x)), scalar=True,
-                                                                 weak=None if isinstance(x, np.generic) else type(x))
-                 for x in args[0]],)  # (numbers beside traced ones of their kind: traced too)
-    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and _sortable(args[0]):
-        # its elements, in NumPy's order (NaN last; Python's is undefined), each of its kind (a Python number)
-        ordered = np.sort(args[0] if isinstance(args[0], TracedArray) else np.stack(args[0]))
-        return _of_their_kind(list(ordered[::-1] if kwargs.get("reverse") else ordered),
-                              args[0] if isinstance(args[0], list) else ())
-    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and isinstance(args[0], list) and \
-            any(_traced_leaf(x) for x in args[0]):
-        raise located(UnsupportedError(
-            "sorted() or list.sort() of traced values with items of other kinds (here "
-            f"{', '.join(sorted({_kind_of(x) for x in args[0]}))}): which item goes where is known only when the "
-            "compiled function runs, so the items must be numbers of one kind, all NumPy scalars of one dtype or "
-            "all Python numbers of one type (np.float64(99.0), float(x[i]))"))
+    if fn is sorted and len(args) == 1 and set(kwargs) <= {"reverse"} and (
+            isinstance(args[0], TracedArray) and args[0].ndim == 1 or
+            isinstance(args[0], list) and any(_traced_leaf(x) for x in args[0])):
+        return _sorted_numbers(args[0], kwargs.get("reverse", False))
     if fn is complex and 1 <= len(args) <= 2 and not kwargs and any(isinstance(a, TracedArray) for a in args) and \
             all(isinstance(a, (int, float)) or isinstance(a, TracedArray) and a.ndim == 0 and a.dtype.kind in "biuf"
                 for a in args):  # complex(re, im) of traced real numbers: a traced Python complex
@@ -465,13 +452,24 @@ def _kind_of(x) -> str:
     return f"Python {type(x).__name__}" if type(x) in (int, float, complex, bool) else type(x).__name__
 
 
-def _sortable(items) -> bool:
-    """A 1-d traced array, or a list of traced numbers of one dtype: sorted as NumPy sorts."""
-    if isinstance(items, TracedArray):
-        return items.ndim == 1
-    return isinstance(items, list) and any(isinstance(x, TracedArray) for x in items) and all(
-        isinstance(x, TracedArray) and x.ndim == 0 and x.dtype.kind in "biuf" for x in items) and \
-        len({x.dtype for x in items}) == 1
+def _sorted_numbers(items, reverse: bool) -> list:
+    """``sorted(items)`` of a 1-d traced array, or of a list of numbers some of which are traced: its
+    elements in NumPy's order (NaN last; Python's is undefined), each of its kind (a Python number).
+    The list's numbers must be of one kind (a Python number beside traced ones of its kind is traced
+    too): which goes where is known only when the compiled function runs."""
+    if isinstance(items, list):
+        kinds = {_kind_of(x) for x in items}
+        items = [x if isinstance(x, TracedArray) else TracedArray(ops.constant(np.asarray(x)), scalar=True,
+                                                                 weak=None if isinstance(x, np.generic) else type(x))
+                 for x in items] if len(kinds) == 1 else items
+        if len(kinds) != 1 or not all(x.ndim == 0 and x.dtype.kind in "biuf" for x in items):
+            raise located(UnsupportedError(
+                "sorted() or list.sort() of traced values with items of other kinds (here "
+                f"{', '.join(sorted(kinds))}): which item goes where is known only when the compiled function runs, "
+                "so the items must be numbers of one kind, all NumPy scalars of one dtype or all Python numbers of "
+                "one type (np.float64(99.0), float(x[i]))"))
+    ordered = np.sort(items if isinstance(items, TracedArray) else np.stack(items))
+    return _of_their_kind(list(ordered[::-1] if reverse else ordered), items if isinstance(items, list) else ())
 
 
 def _text_of(x, how, printed=False):

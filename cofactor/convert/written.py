@@ -39,13 +39,16 @@ def as_written(fn, call):
             return fn(*args, **kwargs)
         outer = Outer(fn, nested=False, call=call)
         names = _Globals(fn.__globals__, outer, call)
-        given = [_read(outer, name, cell) for name, cell in outer.cells.items()]
+        given = []  # (what each cell holds, as converted code reads it)
+        for name, cell in outer.cells.items():
+            value = _contents(cell)
+            given.append(value if value is _EMPTY else outer.read(name, value))
         cells = tuple(types.CellType() if value is _EMPTY else types.CellType(value) for value in given)
         copy = types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__, cells or None)
         copy.__kwdefaults__ = fn.__kwdefaults__
         result = copy(*args, **kwargs)
         for cell, mine, value in zip(outer.cells.values(), cells, given):
-            now = mine.cell_contents if _bound(mine) else _EMPTY
+            now = _contents(mine)
             if now is not value and now is not _EMPTY:
                 cell.cell_contents = now  # (nonlocal: the caller's cell, as converted code rebinds it)
         for name in names.rebound():
@@ -55,22 +58,15 @@ def as_written(fn, call):
     return run
 
 
-def _read(outer: Outer, name: str, cell):
-    try:
-        return outer.read(name, cell.cell_contents)
-    except ValueError:  # (empty: a variable not bound yet)
-        return _EMPTY
-
-
 _EMPTY = object()
 
 
-def _bound(cell) -> bool:
+def _contents(cell):
+    """What ``cell`` holds; _EMPTY for an empty one (a variable not bound yet)."""
     try:
-        cell.cell_contents
+        return cell.cell_contents
     except ValueError:
-        return False
-    return True
+        return _EMPTY
 
 
 class _Globals(dict):

@@ -128,6 +128,12 @@ def int_literal(value: Value):
     return int(literal)
 
 
+def comparison_direction(compare: Operation) -> str:
+    """EQ, NE, LT, LE, GT or GE: the direction of a stablehlo.compare (from its attribute's text,
+    ``#stablehlo<comparison_direction LT>``)."""
+    return compare.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
+
+
 class Region:
     def __init__(self, blocks=()):
         self.blocks = list(blocks)

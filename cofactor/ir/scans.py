@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-from .core import Block, Operation, Region, Value, current_block, insertion_point
+from .core import Block, Operation, Region, Value, comparison_direction, current_block, insertion_point
 from .trips import (LOOKED_THROUGH, READS, UPDATE, Trips, apart_in_one_trip, arm_result, box_of, earlier_trip_overlaps,
                     within_in_one_trip)
 
@@ -41,7 +41,7 @@ class Scan:
         self.carried = carried  # the number's index among the carried values
         self.kind = kind        # the combining op (_SCANNED), or Python's max() / min() (a select: "max", "min",
         # or "max>=" / "min<=" where a value equal to the number replaces it, if x[i] >= m: m = x[i]), or
-        # NumPy's float maximum / minimum (a select keeping NaN: (direction, whether the number is its first operand))
+        # a float maximum / minimum keeping NaN (a select: (direction, whether the number is its first operand))
         self.value = value      # what a trip combines with it
 
     @classmethod
@@ -70,7 +70,7 @@ class Scan:
         dtype, kind, count = values.dtype, self.kind, values.shape[0]
         small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
         big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
-        if isinstance(kind, tuple):  # NumPy's maximum (minimum), as the loop computes it: associative
+        if isinstance(kind, tuple):  # a maximum (minimum) keeping NaN, as the loop computes it: associative
             direction, number_first = kind
 
             def combine(earlier, later):
@@ -124,7 +124,7 @@ def _combination(new: Value, number: Value, body: Block):
     compare = test.owner
     if kept is not number or not isinstance(compare, Operation) or compare.name != "stablehlo.compare":
         return None
-    direction = compare.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
+    direction = comparison_direction(compare)
     left, right = compare.operands
     if left is number:
         left, right, direction = right, left, {"GT": "LT", "GE": "LE", "LT": "GT", "LE": "GE"}.get(direction)
@@ -135,8 +135,8 @@ def _combination(new: Value, number: Value, body: Block):
 
 
 def _keeping_nan(select: Operation):
-    """The comparison's direction where ``select`` is NumPy's float maximum or minimum of p and q,
-    select(p > q or p is NaN, p, q) (numpy/ufuncs.py); None otherwise."""
+    """The comparison's direction where ``select`` is a float maximum or minimum of p and q that keeps
+    NaN, select(p > q or p is NaN, p, q); None otherwise."""
     test, p, q = select.operands
     either = test.owner
     if not isinstance(either, Operation) or either.name != "stablehlo.or" or p.dtype.kind != "f":
@@ -144,9 +144,9 @@ def _keeping_nan(select: Operation):
     ordered, nan = (x.owner for x in either.operands)
     if not all(isinstance(x, Operation) and x.name == "stablehlo.compare" for x in (ordered, nan)):
         return None
-    direction = ordered.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
+    direction = comparison_direction(ordered)
     if direction not in ("GT", "GE", "LT", "LE") or list(ordered.operands) != [p, q] or \
-            list(nan.operands) != [p, p] or "NE" not in nan.attributes.get("comparison_direction", ""):
+            list(nan.operands) != [p, p] or comparison_direction(nan) != "NE":
         return None
     return direction
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .core import Block, Operation, Value, int_literal
+from .core import Block, Operation, Value, comparison_direction, int_literal
 
 LOOKED_THROUGH = 32  # an index computed through more operations than this is not analysed
 _WRITES_LOOKED_THROUGH = 256  # a carried array written by more operations than this in a trip is not analysed
@@ -39,7 +39,7 @@ class Trips:
         test = cond.operations[-1].operands[0].owner
         if not isinstance(test, Operation) or test.name != "stablehlo.compare":
             return None
-        direction = test.attributes.get("comparison_direction", "").rsplit(" ", 1)[-1].rstrip(">")
+        direction = comparison_direction(test)
         left, right = test.operands
         if right.owner is cond:  # (bound < counter: the same test turned around)
             left, right = right, left

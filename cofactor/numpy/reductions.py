@@ -6,6 +6,7 @@ array of the input dtype), so integer upcasting and float16 rules match exactly.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -76,12 +77,8 @@ def reduce_ufunc(v, axes, ufunc):
     init = ops.constant(np.array(_identity(ufunc, v.dtype), dtype=v.dtype))
     kernel = KERNELS[ufunc]
     if ufunc in (np.maximum, np.minimum) and v.dtype.kind == "f":  # (Enzyme differentiates a reduction of these;
-        kernel = _PLAIN[ufunc]                                   # NumPy's select of the second of two equals, not)
+        kernel = functools.partial(ops.binary, f"stablehlo.{ufunc.__name__}")  # NumPy's select of equals, not)
     return ops.reduce([v], [init], axes, lambda acc, x: [kernel(acc, x)])[0]
-
-
-_PLAIN = {np.maximum: lambda a, b: ops.binary("stablehlo.maximum", a, b),
-          np.minimum: lambda a, b: ops.binary("stablehlo.minimum", a, b)}
 
 
 def _pairwise_product(v, axes):

@@ -203,17 +203,18 @@ EXCLUDED_PATTERNS = {
     # then `if a[0] < a[2]` compared with the old a[2] (tests/test_passes.py, test_rewrites_that_were_wrong).
     # No benchmark program's optimized MLIR changes (both sizes).
     "sink_dus": "a[1:] = 3.0, then a[0] < a[2] in the same trip of a loop read the old a[2]",
-    # Wrong in general (enzyme-ad 0.0.16, RemoveNoOpsFromWhileLoop in EnzymeHLOOpt.cpp, still so upstream):
-    # from the bounds of the values a loop's counter makes it folds their comparisons, and where the two
-    # sides' ranges do not meet it folds `!=` to false, not true.  `for i in range(40): if i != 50:` never
-    # took its branch, nor `r.max() if r.size else 0.0` of r = p[t:] (found by a helper's sweep of newcomer
-    # programs; tests/test_passes.py).  Without it: rt_durbin about 1.2x slower (5.4 -> 6.3-6.8 ms, still
-    # half NumPy's), rt_gram_schmidt, rt_nussinov, rt_cholesky and the rest unchanged within noise.
     # Wrong for signed zeros (enzyme-ad 0.0.16, SubSimplify): 0 - x becomes negate(x), -0.0 where x is 0.0
     # (NumPy's 0.0 - 0.0 is 0.0): out = np.zeros(n); out[i] -= x[i] then 1.0 / out gave -inf, np.arctan2(0.0,
     # out) pi (found by a helper's sweep; optimize=False was right: XLA does not rewrite it).  What else it
     # does, x - 0 to x, XLA does too.
     "sub_simplify": "1.0 / (0.0 - x) at x = 0.0 gave -inf, not inf (0 - x became negate(x))",
+    # Wrong in general (enzyme-ad 0.0.16, RemoveNoOpsFromWhileLoop in EnzymeHLOOpt.cpp, still so upstream):
+    # from the bounds of the values a loop's counter makes it folds their comparisons, and where the two
+    # sides' ranges do not meet it folds `!=` to false, not true.  `for i in range(40): if i != 50:` never
+    # took its branch, nor `r.max() if r.size else 0.0` of r = p[t:] (found testing np.arange of a loop's
+    # counter; tests/test_passes.py, and tests/fuzz/element_loops.py's counter comparisons find it).  Without
+    # it: rt_durbin about 1.2x slower (5.4 -> 6.3-6.8 ms, still half NumPy's), rt_gram_schmidt, rt_nussinov,
+    # rt_cholesky and the rest unchanged within noise.
     "remove_no_ops_from_while_loop": "`for i in range(40): if i != 50:` never took its branch (!= of counter "
                                      "values whose ranges do not meet folded to false)",
     "mul_zero_pad": "np.pad(x, (1, 0)) * y gave 0 where y is NaN or inf (0 * NaN taken as 0)",
