@@ -951,6 +951,84 @@ def test_a_read_or_an_array_written_through_a_slice_with_a_traced_step_unrolls_t
         np.testing.assert_array_equal(np.asarray(got), fn(np.arange(6.0)))
 
 
+def _strided_by_the_counter(a, m, x):
+    """Slices with a static step other than 1 and -1 and a bound known only at run time, read and written."""
+    out = np.zeros((a.shape[0], 4))
+    for i in range(a.shape[0]):
+        out[i] = [a[i::3].sum(), a[i::-2].max(initial=-9.0), np.dot(a[:i:2], a[1:i + 1:2]), a[i:-1:4].size]
+        view = a[-1 - i::-5]              # a view: written through
+        view += 0.5
+        a[i::3] = a[i::3][::-1] * 0.25    # an array of run-time length written through one
+        m[i % m.shape[0], i % 3::2] -= x[i]
+        m[i % 2::3, i % m.shape[1]] *= 0.5
+    sums = [a[:k][::2].sum() + a[:k][::-3].sum() for k in range(a.shape[0])]  # strided slices of a window
+    return a, m, out, np.array(sums), a[a.shape[0] // 3::2][1:], a[int(a.sum() > 0)::4]
+
+
+@pytest.mark.parametrize("n", [0, 1, 13, 40])
+def test_a_strided_slice_with_a_traced_bound_is_a_run_time_extent(n):
+    """A Run (tracing/views.py): reads, writes through it and its views, strided slices of a window, returned;
+    the loop stays rolled (it was unrolled: 'steps 1 and -1 are supported')."""
+    a, m, x = rng.standard_normal(n), rng.standard_normal((4, 7)), rng.standard_normal(max(n, 1))
+    cases = [(a, m, x)] + [(a.astype(np.float32), m.astype(np.float32), x)] * (n == 13)
+    for args in cases:
+        want = _strided_by_the_counter(*[v.copy() for v in args])  # (it returns the arrays it writes)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", cf.UnrolledLoopWarning)
+            got = cf.jit(_strided_by_the_counter)(*[v.copy() for v in args])
+        assert_same(got, want, rtol=1e-12 if args[0].dtype == np.float64 else 1e-5)
+    if n == 40:
+        assert 1 <= cf.compile(_strided_by_the_counter, a, m, x).mlir.count("stablehlo.while") <= 2
+
+
+def test_a_strided_slice_with_a_traced_bound_within_max_slice_and_its_gradient():
+    def phases(a):
+        s = 0.0
+        for i in range(a.shape[0]):
+            s = s + (a[i::3] ** 2).sum() * i
+        return s
+    a = rng.standard_normal(30)
+    got, eps = np.asarray(cf.grad(phases)(a)), 1e-6
+    want = [(phases(a + eps * e) - phases(a - eps * e)) / (2 * eps) for e in np.eye(30)]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(cf.jit(phases, max_slice=10)(a)), phases(a), rtol=1e-12)
+    with pytest.raises(cf.UnsupportedError, match="more than cf.jit's max_slice=4"):
+        cf.jit(phases, max_slice=4)(a)
+
+
+def _median_filter(img, k):
+    p = np.pad(img, k // 2, mode="reflect")
+    out = np.empty_like(img)
+    for i in range(img.shape[0]):
+        for j in range(img.shape[1]):
+            out[i, j] = np.median(p[i:i + k, j:j + k])
+    return out
+
+
+def _sliding_windows(x, y):
+    out = np.zeros((x.shape[0] - 2, 2))
+    for i in range(1, x.shape[0] - 1):
+        out[i - 1] = [x[i - 1:i + 2].mean(), np.dot(x[i - 1:i + 2], y[i:i + 3])]
+        x[i:i + 1] += 0.5
+        y[i + 1:i + 3] = y[i:i + 2] * 0.5 + x[i - 1:i + 1]
+    q = int(np.argmax(x))  # (a bound whose range is not known: a run-time length, NumPy's clamp at the end)
+    return out, x, y, x[q:q + 3].sum()
+
+
+def test_a_window_sliding_with_a_counter_has_a_static_length():
+    """x[i:i + k] and x[i - 1:i + 2] within the axis whatever i is are views of k elements that move (a
+    DynamicBlock), not run-time extents: np.median of a 2-D window, which a run-time extent does not support,
+    unrolled a 16x16 median filter into a 17 s compile."""
+    img = rng.random((7, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.UnrolledLoopWarning)
+        check(_median_filter, img, 3, rtol=1e-12)
+        for n in (3, 9):
+            x, y = rng.standard_normal(n), rng.standard_normal(n + 1)
+            want = _sliding_windows(x.copy(), y.copy())
+            assert_same(cf.jit(_sliding_windows)(x.copy(), y.copy()), want, rtol=1e-12)
+
+
 def _otsu_threshold(p):
     """Otsu's threshold of a histogram p, as a newcomer writes it: np.arange(t) in a loop over t."""
     best_t, best_var = 0, -1.0

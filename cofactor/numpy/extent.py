@@ -10,7 +10,8 @@ representation serves them all.  A ``Bounded`` holds
   and every other lane is *invalid*.
 
 A slice with traced bounds is a window on a view of the whole axis (so reading it copies nothing,
-and writing it writes the base through the view, as NumPy's slice does); a mask or a
+and writing it writes the base through the view, as NumPy's slice does); one with a static step other
+than 1 and -1 a view of its elements, as many as it can have, from lane 0 (a Run: tracing/views.py); a mask or a
 data-dependent function compacts its elements to the front (start 0); a mask's selection also
 keeps its source and mask, which reductions over it read instead (``Bounded.pending``).  Every operation says what
 it does with invalid lanes, so that none reaches a result:
@@ -50,10 +51,11 @@ import numpy as np
 from ..errors import ConcretizationError, UnsupportedError, asked_by_user_code, located
 from ..ir import ops
 from ..ir.core import Operation, Value
-from ..tracing import context
+from ..tracing import context, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
 from ..tracing.context import in_reverse_mode
+from ..tracing.views import DynamicBlock
 from ..tracing.dispatch import call_ufunc
 from ._core import asarray, value, with_value_bounds, wrap
 
@@ -195,17 +197,15 @@ def traced_int(v: Value) -> TracedArray:
     return TracedArray(v, scalar=True, weak=int)
 
 
-def slice_window(item: slice, n) -> tuple[Window, bool]:
-    """The window NumPy's ``slice.indices`` gives ``item`` (traced bounds, step 1 or -1) on an axis of
-    ``n`` lanes (an int, or a Value), and whether it runs backwards (then it is a window of the
-    reversed axis)."""
+def slice_run(item: slice, n) -> tuple[Value, Value, int]:
+    """The lanes NumPy's ``slice.indices`` gives ``item`` (traced bounds, a static step) on an axis of
+    ``n`` lanes (an int, or a Value): the first lane, how many, and the step."""
     step = 1 if item.step is None else item.step
     if isinstance(step, TracedArray):
         raise located(UnsupportedError("a slice with a traced step is not supported: its direction must be known"))
     step = step.__index__()
-    if step not in (1, -1):
-        raise located(UnsupportedError(
-            f"a slice with step {step} and a bound known only at run time is not supported (steps 1 and -1 are)"))
+    if step == 0:
+        raise located(ValueError("slice step cannot be zero"))
     n = n if isinstance(n, Value) else _const(n)
     zero = _const(0)
 
@@ -216,13 +216,62 @@ def slice_window(item: slice, n) -> tuple[Window, bool]:
         wrapped = ops.select(ops.compare(x, zero, "LT"), add(x, n), x)
         return clamp(lo, wrapped, hi)
 
+    if step > 0:
+        first, stop = bound(item.start, zero, zero, n), bound(item.stop, n, zero, n)
+        ahead = sub(stop, first)
+    else:
+        last, minus_one = sub(n, _const(1)), _const(-1)
+        first, stop = bound(item.start, last, minus_one, last), bound(item.stop, minus_one, minus_one, last)
+        ahead = sub(first, stop)
+    if abs(step) != 1:  # ceil(ahead / |step|) (a quotient of a negative rounds to 0, the maximum's anyway)
+        ahead = ops.binary("stablehlo.divide", add(ahead, _const(abs(step) - 1)), _const(abs(step)))
+    return first, _binary("stablehlo.maximum", ahead, zero), step
+
+
+def slice_window(item: slice, n) -> tuple[Window, bool]:
+    """The window of ``item`` (traced bounds, step 1 or -1; see slice_run) on an axis of ``n`` lanes, and
+    whether it runs backwards (then it is a window of the reversed axis)."""
+    first, length, step = slice_run(item, n)
     if step == 1:
-        start, stop = bound(item.start, zero, zero, n), bound(item.stop, n, zero, n)
-        return Window(start, _binary("stablehlo.maximum", sub(stop, start), zero)), False
-    last, minus_one = sub(n, _const(1)), _const(-1)
-    start, stop = bound(item.start, last, minus_one, last), bound(item.stop, minus_one, minus_one, last)
-    # Lanes start, start - 1, ..., stop + 1 are lanes n-1-start, ... of the reversed axis.
-    return Window(sub(last, start), _binary("stablehlo.maximum", sub(start, stop), zero)), True
+        return Window(first, length), False
+    # Lanes first, first - 1, ... are lanes n-1-first, ... of the reversed axis.
+    return Window(sub(sub(n if isinstance(n, Value) else _const(n), _const(1)), first), length), True
+
+
+def _as_offset(bound):
+    """A slice bound as (a Value, an int): the traced int that Value holds plus the int, constants added or
+    subtracted taken out (``i + 2``: (i, 2), ``i - 1``: (i, -1), ``i``: (i, 0)); None for a bound that is not a
+    traced integer."""
+    if not isinstance(bound, TracedArray) or bound.ndim or bound.dtype.kind not in "iu":
+        return None
+    v, offset = bound.value, 0
+    while isinstance(v.owner, Operation) and v.owner.name in ("stablehlo.add", "stablehlo.subtract"):
+        a, b = v.owner.operands
+        if _known(b) is not None:
+            v, offset = a, offset + (_known(b) if v.owner.name == "stablehlo.add" else -_known(b))
+        elif _known(a) is not None and v.owner.name == "stablehlo.add":
+            v, offset = b, offset + _known(a)
+        else:
+            break
+    return v, offset
+
+
+def fixed_length(items, shape) -> tuple:
+    """``items`` (an expanded basic index) with each slice ``i + a:i + b`` of one traced int ``i`` (``x[i:i + k]``,
+    ``x[i - 1:i + 2]``, a window sliding with a loop's counter) that the int's bounds keep inside its axis as a
+    DynamicBlock: ``b - a`` elements whatever ``i`` is, a view of a static shape, not a run-time extent."""
+    out, axis = [], 0
+    for item in items:
+        if item is not None and isinstance(item, slice) and item.step in (None, 1):
+            start, stop = _as_offset(item.start), _as_offset(item.stop)
+            if start is not None and stop is not None and _same(start[0], stop[0]) and stop[1] >= start[1]:
+                within = python_ints.bounds_of(item.start)
+                length = stop[1] - start[1]
+                if within is not None and within[0] >= 0 and within[1] + length <= shape[axis]:
+                    item = DynamicBlock(i64(item.start), length)
+        out.append(item)
+        axis += item is not None
+    return tuple(out)
 
 
 def has_traced_slice(items) -> bool:

@@ -10,10 +10,10 @@ from ..ir.core import Value
 from ..tracing import context, python_ints
 from ..tracing.array import TracedArray
 from ..tracing.checks import numpy_error_if
-from ..tracing.views import DynamicBlock
+from ..tracing.views import DynamicBlock, Run
 from ._core import asarray, axis_index, axis_tuple, convert_like_numpy, value, wrap
 from .extent import (Bounded, Selection, Window, _both, _check_lengths, _const, _known, _same, _unsupported, add,
-                     as_data, bounded, clamp, i64, operation, selected_positions, shifted, slice_window, sub, traced_int)
+                     as_data, bounded, clamp, i64, operation, selected_positions, shifted, slice_run, slice_window, sub, traced_int)
 
 _I64 = np.dtype(np.int64)
 
@@ -614,11 +614,33 @@ def _traced_slice(item: slice, n: int, leading: bool):
         return slice(lo, hi), Window(clamp(_const(0), sub(w.start, _const(lo)), _const(hi - lo)), w.length)
     if limit is None or limit >= n or backwards:
         return slice(None, None, -1) if backwards else slice(None), w
-    shown = TracedArray(w.length, scalar=True)
-    numpy_error_if(ops.compare(w.length, _const(limit), "GT"), lambda: UnsupportedError(
-        f"a slice of {shown} elements, more than cf.jit's max_slice={limit}: give a larger max_slice"))
+    _check_max_slice(w.length, limit)
     first = clamp(_const(0), w.start, _const(n - limit))  # the block's start, as dynamic_slice moves it
     return DynamicBlock(first, limit), Window(sub(w.start, first), w.length)
+
+
+def _check_max_slice(length: Value, limit: int):
+    shown = TracedArray(length, scalar=True)
+    numpy_error_if(ops.compare(length, _const(limit), "GT"), lambda: UnsupportedError(
+        f"a slice of {shown} elements, more than cf.jit's max_slice={limit}: give a larger max_slice"))
+
+
+def _strided_run(item: slice, n: int, w: Window | None):
+    """(the data index, the window) of a slice with a static step other than 1 and -1 on an axis of ``n``
+    lanes whose bounds, or the axis's window ``w``, are known only at run time: a Run of as many lanes as
+    the slice can have (from the values its bounds lie between, or cf.jit's ``max_slice``), its window
+    from lane 0.  (Its lanes are not one block of the axis: it reads them, and writes them back, from
+    the axis padded on both sides.)"""
+    first, length, step = slice_run(item, n if w is None else w.length)
+    if w is not None:
+        first = add(w.start, first)
+    lo, hi = _reach(item, n) if w is None and step > 0 else (0, n)
+    count = -(-(hi - lo) // abs(step))
+    limit = context.current().options.max_slice
+    if limit is not None and limit < count:
+        _check_max_slice(length, limit)
+        count = limit
+    return Run(first, count, step), Window(_const(0), length)
 
 
 def _reach(item: slice, n: int) -> tuple[int, int]:
@@ -660,7 +682,13 @@ def resolved(data: TracedArray, data_windows, index):
             continue
         if isinstance(item, slice):
             traced = any(isinstance(x, TracedArray) for x in (item.start, item.stop, item.step))
-            if w is None and traced:
+            strided = item.step is not None and not isinstance(item.step, TracedArray) and \
+                item.step.__index__() not in (1, -1)
+            if strided and (traced or w is not None):
+                data_item, window = _strided_run(item, n, w)
+                data_items.append(data_item)
+                windows.append(window)
+            elif w is None and traced:
                 data_item, w = _traced_slice(item, n, leading)
                 data_items.append(data_item)
                 windows.append(w)

@@ -15,11 +15,12 @@ from ..tracing import checks, python_ints
 from ..tracing.context import in_reverse_mode
 from ..tracing.array import TracedArray
 from ..tracing.dispatch import implements
-from ..tracing.views import BasicIndex, DynamicBlock, assignment_order, elementwise_assignment
+from ..tracing.views import BasicIndex, DynamicBlock, Run, assignment_order, elementwise_assignment
 from ._core import (asarray, axis_index, broadcast_to, convert_like_numpy, full, is_weak, known_value,
                     traced_sequence, value, value_bounds, view, wrap)
 from .creation import check_stored
-from .extent import Bounded, _unsupported, bounded, has_traced_slice, valid_lanes, without_derivatives_outside
+from .extent import (Bounded, _unsupported, bounded, fixed_length, has_traced_slice, valid_lanes,
+                     without_derivatives_outside)
 from .extent_ops import aligned
 from .selection import (assign_masked, assign_masked_among, assign_strided_slice, assign_traced_slice, fitted, masked,
                         masked_among, strided_traced_slice,
@@ -31,7 +32,7 @@ def _is_traced_integer(item) -> bool:
 
 
 def _is_basic(item) -> bool:
-    if item is None or item is Ellipsis or isinstance(item, (slice, DynamicBlock)) or _is_traced_integer(item):
+    if item is None or item is Ellipsis or isinstance(item, (slice, DynamicBlock, Run)) or _is_traced_integer(item):
         return True
     if isinstance(item, (bool, np.bool_)) or isinstance(item, (TracedArray, list)):
         return False
@@ -64,6 +65,9 @@ def basic_lens(shape, index) -> BasicIndex:
         if isinstance(item, DynamicBlock):
             items.append(("slice", item.start, item.size, 1))
             out_shape.append(item.size)
+        elif isinstance(item, Run):
+            items.append(("run", item.start, item.count, item.step))
+            out_shape.append(item.count)
         elif isinstance(item, slice):
             with numpy_rules():  # a zero step, or bounds that are not integers
                 lo, hi, step = item.indices(n)
@@ -363,6 +367,9 @@ def getitem(a, index):
         return TracedArray(full(shape, 0, a.dtype))
     if all(_is_basic(item) for item in items):
         if has_traced_slice(items):
+            index = fixed_length(_expand(index, a.ndim), a.shape)
+            items = index
+        if has_traced_slice(items):
             return traced_slice(a, index)
         lens = basic_lens(a.shape, index)
         if not lens.shape and not any(item is Ellipsis for item in items):
@@ -437,10 +444,13 @@ def setitem(a, index, v):
             assign_strided_slice(a, index, v)
             return
         if has_traced_slice(items):
+            index = fixed_length(_expand(index, a.ndim), a.shape)
+            items = index
+        if has_traced_slice(items):
             assign_traced_slice(a, index, v)
             return
-        if len(items) == a.ndim and np.ndim(v) > 0 and not any(i is None or i is Ellipsis or isinstance(i, slice)
-                                                               for i in items):
+        if len(items) == a.ndim and np.ndim(v) > 0 and not any(i is None or i is Ellipsis or
+                                                               isinstance(i, (slice, DynamicBlock)) for i in items):
             raise ValueError("setting an array element with a sequence.")  # one element: v must be a scalar
         target = view(a, basic_lens(a.shape, index))
         v = fitted(v, target.shape) if isinstance(v, Bounded) else v

@@ -31,18 +31,17 @@ def assign_traced_slice(a: TracedArray, index, v):
 
 
 def strided_traced_slice(items) -> bool:
-    """Whether ``items`` hold a slice with a step other than 1 and -1 and a bound (or the step) known only
-    at run time (a sieve's ``flags[k * k::k] = False``)."""
-    return any(isinstance(item, slice) and (isinstance(item.step, TracedArray) or item.step is not None and
-                                            item.step.__index__() not in (1, -1)) and
-               any(isinstance(b, TracedArray) for b in (item.start, item.stop, item.step)) for item in items)
+    """Whether ``items`` hold a slice whose step is known only at run time (a sieve's ``flags[k * k::k] =
+    False``)."""
+    return any(isinstance(item, slice) and isinstance(item.step, TracedArray) for item in items)
 
 
 def assign_strided_slice(a: TracedArray, index, v):
-    """``a[start:stop:step] = v`` along one axis (the others whole) with a bound or the step known only at
-    run time: the lanes NumPy's ``slice.indices`` selects take ``v`` (a value broadcast along that axis).
-    The step's sign must be known (a constant, or a counter's bounds).  Reading such a slice is not
-    supported: it is a view whose length is known only at run time, and a strided window is not one."""
+    """``a[start:stop:step] = v`` along one axis (the others whole) with the step known only at run time:
+    the lanes NumPy's ``slice.indices`` selects take ``v`` (a value broadcast along that axis).  The
+    step's sign must be known (a constant, or a counter's bounds).  Reading such a slice is not
+    supported: its elements' distance apart, and so its view's lanes, would be known only at run time
+    (a slice with a static step is a Run: extent_ops.py)."""
     from .indexing import _assigned, _expand
     items = _expand(index, a.ndim)
     strided = [k for k, item in enumerate(items)
@@ -53,7 +52,7 @@ def assign_strided_slice(a: TracedArray, index, v):
     axis = strided[0]
     item, n = items[axis], a.shape[axis]
     step = item.step
-    within = python_ints.bounds_of(step) if isinstance(step, TracedArray) else (int(step), int(step))
+    within = python_ints.bounds_of(step)
     if within is None or within[0] <= 0 <= within[1]:
         raise located(UnsupportedError("a slice with a traced step whose sign is not known is not supported "
                                        "(a loop's counter, whose bounds are known, is)"))

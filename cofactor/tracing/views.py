@@ -142,13 +142,24 @@ class DynamicBlock:
         self.start, self.size = start, size
 
 
+class Run:
+    """An index item: ``count`` elements ``step`` apart (a static step, either sign) from the traced
+    int64 scalar Value ``start`` in [0, n]: a strided slice with a bound known only at run time
+    (numpy/extent.py), whose run-time length says how many of them are its own.  Those past either end
+    of the axis read as zeros and take no writes."""
+
+    def __init__(self, start: Value, count: int, step: int):
+        self.start, self.count, self.step = start, count, step
+
+
 class BasicIndex(Lens):
     """Integers, slices (any step), None and traced integer scalars, one entry per base axis.
 
     ``items`` holds per base axis either ``("slice", start, count, step)`` (already
-    normalised, step may be negative; a traced start, a Value, has step 1: a DynamicBlock) or
-    ``("index", i)`` with ``i`` an int in [0, n) or a traced 0-d int64 Value (negatives already
-    wrapped: numpy/indexing.py); ``shape`` is the view's shape (with None axes inserted).
+    normalised, step may be negative; a traced start, a Value, has step 1: a DynamicBlock),
+    ``("run", start, count, step)`` (a Run) or ``("index", i)`` with ``i`` an int in [0, n) or a
+    traced 0-d int64 Value (negatives already wrapped: numpy/indexing.py); ``shape`` is the view's
+    shape (with None axes inserted).
     """
 
     def __init__(self, items, shape):
@@ -168,7 +179,9 @@ class BasicIndex(Lens):
                 index.append(item[1] if isinstance(item[1], int) else 0)  # strides do not depend on it
             else:
                 _, start, count, step = item
-                start = 0 if isinstance(start, Value) or not count else start  # (an empty reversed slice's is -1)
+                if isinstance(start, Value):  # (a Run's count fits from either end: its strides are the point)
+                    start = 0 if step > 0 else (count - 1) * -step
+                start = start if count else 0  # (an empty reversed slice's is -1)
                 stop = start + count * step
                 index.append(slice(start, stop if stop >= 0 else None, step))
         return np.reshape(array[(*index, ...)], self.shape, copy=False)  # (a view, even of no axes)
@@ -195,8 +208,12 @@ class BasicIndex(Lens):
                 _, start, count, step = item
                 if not count:
                     start, step = 0, 1
-                elif isinstance(start, Value):  # a DynamicBlock
+                elif isinstance(start, Value):  # a DynamicBlock, or a Run (in its padded base)
                     start = ops.convert(start, np.int64)
+                    if step < 0:
+                        start = ops.binary("stablehlo.add", start, _index_constant((count - 1) * step))
+                        step = -step
+                        backwards.append(axis)
                 elif step < 0:
                     start, step = start + (count - 1) * step, -step
                     backwards.append(axis)
@@ -205,7 +222,28 @@ class BasicIndex(Lens):
                 steps.append(step)
         return starts, sizes, steps, backwards
 
+    def _padded(self, base):
+        """Where an item is a Run: the base padded with zeros by its span on both sides of its axis, the
+        lens of the same elements in it (slices from traced starts), and the padding; else None."""
+        if not any(item[0] == "run" for item in self.items):
+            return None
+        pads, items = [], []
+        for item in self.items:
+            if item[0] != "run":
+                pads.append(0)
+                items.append(item)
+                continue
+            _, start, count, step = item
+            span = _spans([count], [abs(step)])[0]
+            pads.append(span)
+            items.append(("slice", ops.binary("stablehlo.add", start, _index_constant(span)), count, step))
+        padded = ops.pad(base, ops.constant(np.zeros((), base.dtype)), pads, pads)
+        return padded, BasicIndex(items, self.shape), pads
+
     def read(self, base):
+        padded = self._padded(base)
+        if padded is not None:
+            return padded[1].read(padded[0])
         starts, sizes, steps, backwards = self._block(base)
         if any(isinstance(s, Value) for s in starts):  # the block the strided axes span, then their steps
             spans = _spans(sizes, steps)
@@ -218,6 +256,10 @@ class BasicIndex(Lens):
         return ops.reshape(ops.reverse(block, backwards), self.shape)
 
     def write(self, base, new):
+        padded = self._padded(base)
+        if padded is not None:
+            padded_base, lens, pads = padded
+            return ops.slice(lens.write(padded_base, new), pads, [p + n for p, n in zip(pads, base.shape)])
         starts, sizes, steps, backwards = self._block(base)
         if 0 in sizes:
             return base
