@@ -425,6 +425,60 @@ def test_a_conditional_expression_choosing_python_objects_by_a_traced_value_is_a
     assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)
 
 
+def _arms_of_two_shapes(x):
+    return x * 2 if x.sum() > 0 else -1.5
+
+
+def _arms_of_two_lengths(x):
+    return x[:1] if x[0] > 0 else x
+
+
+def _or_of_two_shapes(x):
+    return x[0] or x
+
+
+@pytest.mark.parametrize("fn", [_arms_of_two_shapes, _arms_of_two_lengths, _or_of_two_shapes])
+def test_a_conditional_expression_whose_arms_have_two_shapes_is_a_clear_error(fn):
+    """NumPy's result has the shape of the arm taken: the arms were broadcast, as np.where's (x * 2 if ... else -1.5
+    gave [-1.5, -1.5] where NumPy gives -1.5)."""
+    with pytest.raises(cf.TracingError, match=r"have shapes \(.*\) and \(.*\): NumPy's result has the shape") as info:
+        cf.jit(fn)(np.array([-1.0, 2.0, 3.0]))
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 1}" in str(info.value)
+
+
+def _arms_of_one_shape(x, c):
+    return x[0] if c > 0 else 0.0, x.sum() if c > 0 else -x[1], x if c > 0 else x[::-1], (c > 0) or x[1] > 2
+
+
+def test_a_conditional_expression_of_a_number_and_a_numpy_scalar_or_two_arrays_of_one_shape():
+    for c in (1.0, -1.0):
+        check(_arms_of_one_shape, np.array([1.0, 2.5, -3.0]), np.float64(c))
+
+
+def _views_of_a_rebound_array(x, c):
+    for it in range(4):             # unrolled: c is one of several arrays after each trip (the break)
+        v = c[0] if x[it] > 0 else c[1]
+        if v.sum() > 100:
+            break
+        c = c * 2
+    return c, v
+
+
+def _writes_through_them(x, c):
+    c, v = _views_of_a_rebound_array(x, c)
+    v[0] = 9.0
+    return c, v
+
+
+def test_a_conditional_expression_of_views_of_an_array_that_is_one_of_several():
+    """Its value is carried (it was a TracingError: "a view of an array that is one of several, 3 deep"); a write
+    through it, which would not reach the array, is the clear error."""
+    x, c = np.array([1.0, -1.0, 1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 4.0]])
+    check(_views_of_a_rebound_array, x, c)
+    with pytest.raises(cf.TracingError, match="carried as its value .* updating it in place would not change them"):
+        cf.jit(_writes_through_them)(x, c)
+
+
 def _items_by_traced_index(x, y, k):
     """A list or tuple indexed by a traced integer: numbers of one kind, arrays (written through), tuples."""
     weights = [0.5, 1.5, -2.0, 3.0]

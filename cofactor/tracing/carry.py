@@ -323,7 +323,7 @@ class Owner(Node):
 
 class Number(Node):
     """An immutable value: a NumPy scalar or a Python number (``weak``), or, with ``broadcast``
-    (a conditional expression's value), any array its arms' values broadcast to.  ``python``: a
+    (a conditional expression's value), an array of its shape.  ``python``: a
     NumPy scalar that is a Python number of that type on some paths, carried as a PathNumber
     (its value, the Python number's, and whether it is one)."""
 
@@ -334,18 +334,12 @@ class Number(Node):
         if not is_number(x) and not (self.broadcast and isinstance(x, TracedArray)):
             return False
         t, weak = number_type(x)
-        shape = self.type.shape
-        if t.shape != shape:
-            try:
-                shape = np.broadcast_shapes(t.shape, shape) if self.broadcast else None
-            except ValueError:
-                shape = None
-            if shape is None:
-                return False
+        if t.shape != self.type.shape:
+            return False
         dtype = _promoted(self.type, self.weak, t, weak)
         kinds = _kinds(self, weak, getattr(x, "python", None))
-        if dtype != self.type.dtype or shape != self.type.shape or kinds != (self.weak, self.python):
-            f.widen[self] = Number(TensorType(shape, dtype), *kinds[:1], self.broadcast, kinds[1])
+        if dtype != self.type.dtype or kinds != (self.weak, self.python):
+            f.widen[self] = Number(self.type.with_dtype(dtype), *kinds[:1], self.broadcast, kinds[1])
         return f.give(self, x, lambda: self._payload(x))
 
     def _payload(self, x) -> list:
@@ -814,15 +808,10 @@ def _alternatives(nodes) -> list:
 
 
 def _wider(a: Number, b: Number) -> Number:
-    try:
-        shape = np.broadcast_shapes(a.type.shape, b.type.shape) if a.broadcast else a.type.shape
-    except ValueError:
-        raise LayoutError("shapes that do not broadcast", (a.type, b.type)) from None
-    if shape != b.type.shape and not a.broadcast:
+    if a.type.shape != b.type.shape:
         raise LayoutError("numbers of different shapes", (a.type, b.type))
     weak, python = _kinds(a, b.weak, b.python)  # Python's own promotion: int < float < complex
-    return Number(TensorType(shape, _promoted(a.type, a.weak, b.type, b.weak)), weak, a.broadcast,
-                  python)
+    return Number(a.type.with_dtype(_promoted(a.type, a.weak, b.type, b.weak)), weak, a.broadcast, python)
 
 
 def _promoted(a: TensorType, a_weak, b: TensorType, b_weak) -> np.dtype:

@@ -458,17 +458,15 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         layout.check_strong_numbers(states)
         joined = True
     except TracingError:
-        # Only arms of different shapes (or dtypes, an error there) broadcast to a value: arrays of one
-        # type that cannot be carried (a view of an array that is one of several) keep their error,
-        # not lose their identity.
+        # A conditional expression's arms that cannot be carried as they are (a number and an array, arrays of two
+        # dtypes: an error there; views of an array that is one of several, nested too deep) join as a value, read
+        # only where an arm is an array other names see (below).
         values = [state[0] for state in states]
-        if not broadcast or any(defers_tracing(x) for x in values) or all(
-                isinstance(x, TracedArray) and not x.scalar for x in values) and \
-                (values[0].shape, values[0].dtype) == (values[1].shape, values[1].dtype):
-            raise  # (an array of run-time length does not broadcast: its length is the path's)
+        if not broadcast or any(defers_tracing(x) for x in values):
+            raise  # (an array of run-time length is not a value: its length is the path's)
         joined = False
     if not joined:  # outside the handler: an error here is not "during" the first
-        layout.nodes[0] = [_broadcast_value(states[0][0], states[1][0], line)]
+        layout.nodes[0] = [_value_of_arms(states[0][0], states[1][0], line)]
         layout.fit_joined(states)  # the other bindings: a nonlocal an arm changes, say
     originals = {key: a._value for arm in arms for key, (a, _) in arm[3].items()}  # restored by _run_arm
     written = {key: a for arm in arms for key, (a, _) in arm[3].items()}
@@ -493,9 +491,10 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         # A value now, where NumPy's is an array that other names see on one path: updating it in
         # place would change them on that path only.
         final[0] = TracedArray(None, final[0], ReadOnly(Transpose(list(range(final[0].ndim))), (
-            f"{IFEXP} at line {line} is an array other variables see on one path and a number or another shape "
-            "on the other: updating it in place would change them on one path only, which cofactor cannot "
-            "carry (copy it first: (a if c else b).copy(), or update the array itself)"), TracingError))
+            f"{IFEXP} at line {line} is an array other variables see, carried as its value (the other arm is a "
+            "number, or the arms are views of arrays that are each one of several): updating it in place would not "
+            "change them, which cofactor cannot carry (copy it first: (a if c else b).copy(), or update the array "
+            "itself)"), TracingError))
     bindings.assign(final)
     for a, r in zip(written.values(), results[len(payload):]):
         a.value = r
@@ -554,25 +553,29 @@ def _mark_undefined(layout: Layout, final, where, defined=()):
             final[k] = undefined(label, where)
 
 
-def _broadcast_value(a, b, line) -> Number:
-    """The layout of a conditional expression whose arms differ in shape: a value, as np.where gives
-    (the identity of either arm is not kept)."""
+def _value_of_arms(a, b, line) -> Number:
+    """The layout of a conditional expression whose arms are a number and an array, or arrays one of which
+    is a view (the identity of either arm is not kept): a value.  Arms of two shapes are an error: NumPy's
+    result has the shape of the arm taken (``x * 2 if x.sum() > 0 else -1.5`` is -1.5, not an array of
+    it, which np.where would give)."""
     if not all(is_number(x) or is_array(x) for x in (a, b)):
         shown = ["a number" if is_number(x) else "an array" if is_array(x) else f"a {type(x).__name__}" for x in (a, b)]
         raise located(TracingError(
             f"the two arms of the conditional expression at line {line} are {shown[0]} and {shown[1]}, and which "
             "one it gives depends on a traced value: only arrays and numbers can (choose with np.where, or test a "
             "value known when tracing)"))
+    if np.shape(a) != np.shape(b):
+        raise located(TracingError(
+            f"the two arms of the conditional expression at line {line} have shapes {np.shape(a)} and {np.shape(b)}: "
+            "NumPy's result has the shape of the arm taken, which is known only at run time (np.where(c, a, b) "
+            "broadcasts them, if that is what you mean)"))
     a, b = (Number(*number_type(x), broadcast=True) for x in (a, b))  # a Python number is weak
     if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
         raise _arms_of_two_dtypes(line, (a.type, b.type))
     try:
         return _wider(a, b)
-    except LayoutError as e:
-        if isinstance(e, KindError):
-            raise _arms_of_two_dtypes(line, e.types) from None
-        raise located(TracingError(f"{IFEXP} has shapes that do not broadcast after the two arms of the "
-                                   f"conditional expression at line {line}: {e}")) from None
+    except KindError as e:
+        raise _arms_of_two_dtypes(line, e.types) from None
 
 
 def _arms_of_two_dtypes(line, types) -> TracingError:
@@ -584,8 +587,7 @@ def _arms_of_two_dtypes(line, types) -> TracingError:
 
 def cond_value(pred: TracedArray, then_fn, else_fn, scope, line):
     """``then_fn() if pred else else_fn()`` on a traced predicate: each arm is traced into its own
-    branch of a stablehlo.if, so only the taken one runs; arms of different shapes broadcast, as
-    np.where's arguments do."""
+    branch of a stablehlo.if, so only the taken one runs; a Python number takes the other arm's dtype."""
     box = [UNBOUND]
 
     def arm(fn):
