@@ -187,6 +187,23 @@ def conversions(x):
     return int(x[0]) + int(x[1] * 2.5), float(x[2]) / 3, int(-2.7 * x[0]), float(np.int32(3) * x[1]), int(x[3] > 0)
 
 
+def _csr_rows(ptr, x):
+    s = 0.0
+    for k in range(ptr[0], ptr[1]):
+        s += x[k]
+    for k in range(ptr[1], ptr[0], np.int16(-2)):
+        s += 10 * x[k]
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int16, np.uint8, np.uint64])
+def test_a_range_of_numpy_integers_counts_in_python_ints(dtype):
+    """range() takes its arguments' __index__: an int32 CSR row pointer's items were an internal error (int32 vs
+    int64), uint8 ones counted down from a wrapped difference (no trips)."""
+    ptr, x = np.array([1, 4], dtype), np.arange(6.0)
+    assert float(np.asarray(cf.jit(_csr_rows)(ptr, x))) == _csr_rows(ptr, x)
+
+
 def test_int_and_float_of_traced_numbers_are_pythons():
     """int(x[i]) truncates toward zero into a traced Python int, float() makes a traced Python float
     (both were ConcretizationErrors)."""

@@ -7,6 +7,7 @@ import collections.abc
 import contextlib
 import functools
 import gc
+import operator
 import sys
 import types
 import warnings
@@ -492,6 +493,13 @@ class ArrayIteration:
         return self.item(self.taken - 1)
 
 
+def _index(x) -> int:
+    try:
+        return operator.index(x)
+    except TypeError as e:
+        raise located(e) from None
+
+
 def range_(*args):
     for a in args:  # (a float or an array of one: Python's TypeError, not a range of its truncated value)
         if isinstance(a, TracedArray) and (a.dtype.kind not in "iub" or a.ndim):
@@ -503,6 +511,10 @@ def range_(*args):
             return range(*args)
         except TypeError as e:
             raise located(e) from None
+    # Python's range takes its arguments' __index__: Python ints (range(ptr[0], ptr[1]) of int32 items counts in
+    # them, as does a step np.int16(-1)).
+    args = [a if isinstance(a, TracedArray) and a.weak is int and a.dtype == np.int64 else
+            python_ints.python_int(a) if _traced(a) else _index(a) for a in args]
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
     if _traced(step):
         raise TracingError("range() with a traced step is not supported; its direction must be known")
