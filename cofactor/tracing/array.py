@@ -747,6 +747,23 @@ COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_
 for _name, _ufunc in COMPARISONS.items():
     setattr(TracedArray, f"__{_name}__", _operator(_ufunc))
 
+
+def _to_none(equal: bool):
+    """``x == None`` (``equal``) or ``x != None``: what NumPy answers without reading the values (a Python
+    bool for a number, an array of it for an array; a newcomer's ``if best == None``)."""
+    compare = TracedArray.__eq__ if equal else TracedArray.__ne__
+
+    def operator(self, other):
+        if other is not None:
+            return compare(self, other)
+        if self.scalar:
+            return not equal
+        return TracedArray(ops.constant(np.full(self.shape, not equal)), scalar=self.ndim == 0)
+    return operator
+
+
+TracedArray.__eq__, TracedArray.__ne__ = _to_none(True), _to_none(False)
+
 for _name, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
     setattr(TracedArray, f"__{_name}__", _unary(_ufunc))
 

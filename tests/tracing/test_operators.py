@@ -50,6 +50,25 @@ def test_operators_with_python_scalars(scalar):
                 for t in (np.bool_, np.int8, np.uint8, np.int64, np.float16, np.float32, np.complex64)})
 
 
+def _compared_with_none(x):
+    best = None
+    for i in range(x.shape[0]):
+        if best == None or x[i] > best:  # noqa: E711  (a newcomer's test)
+            best = x[i]
+    s = x.sum()
+    return s == None, s != None, x == None, None != x, x[0] == None, best  # noqa: E711
+
+
+def test_comparing_with_none_is_numpys_answer():
+    """Equal to None: false for a number, an array of false for an array (it was "arrays of dtype object")."""
+    for dtype in (np.float64, np.int32):
+        x = sample((4,), dtype)
+        want, got = _compared_with_none(x), cf.jit(_compared_with_none)(x)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+            assert np.asarray(g).dtype == np.asarray(w).dtype and np.shape(g) == np.shape(w)
+
+
 def test_square_fast_path():
     # NumPy computes x ** 2 as np.square(x): int8 for booleans, where np.power gives int64.
     check_many({dtype_id(t): (lambda x: (x ** 2, x ** 2.0, np.power(x, 2), 2 ** x), sample((3,), t, "pos"))
