@@ -702,15 +702,29 @@ def _pad_widths(pad_width, rank: int) -> np.ndarray:
 
 
 def _sort_comparator(dtype):
-    """NumPy's sort order: ascending, NaNs last (complex: lexicographic)."""
+    """NumPy's sort order: ascending, NaNs last (complex: lexicographic; those with a NaN after the others, in
+    NumPy's classes: a NaN imaginary part by real part, then a NaN real part by imaginary part, then both)."""
     less, isnan = KERNELS[np.less], KERNELS[np.isnan]
 
+    def both(x, y):
+        return ops.binary("stablehlo.and", x, y)
+
+    def either(x, y):
+        return ops.binary("stablehlo.or", x, y)
+
     def before(a, b, *payload):
-        if dtype.kind not in "fc":
+        if dtype.kind == "c":
+            (ar, ai), (br, bi) = [(ops.real(v), ops.imag(v)) for v in (a, b)]
+            ca, cb = [ops.binary("stablehlo.add", ops.convert(isnan(i), np.int8), ops.binary(  # the classes 0-3
+                "stablehlo.multiply", ops.convert(isnan(r), np.int8), ops.constant(np.int8(2))))
+                for r, i in ((ar, ai), (br, bi))]
+            same_real = either(ops.compare(ar, br, "EQ"), both(isnan(ar), isnan(br)))
+            within = either(ops.compare(ar, br, "LT"), both(same_real, ops.compare(ai, bi, "LT")))
+            return either(ops.compare(ca, cb, "LT"), both(ops.compare(ca, cb, "EQ"), within))
+        if dtype.kind != "f":
             return less(a, b)
         # a < b, or b is NaN while a is not.
-        return ops.binary("stablehlo.or", less(a, b),
-                          ops.binary("stablehlo.and", isnan(b), ops.unary("stablehlo.not", isnan(a))))
+        return either(less(a, b), both(isnan(b), ops.unary("stablehlo.not", isnan(a))))
     return before
 
 

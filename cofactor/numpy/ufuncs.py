@@ -98,11 +98,13 @@ def _compare(direction):
         if x.dtype != y.dtype:
             return _compare_mixed_sign(x, y, direction)
         if _is("c", x) and direction not in ("EQ", "NE"):
-            # NumPy orders complex numbers lexicographically.
+            # NumPy orders complex numbers lexicographically; a NaN in either part of either is unordered.
             xr, yr, xi, yi = ops.real(x), ops.real(y), ops.imag(x), ops.imag(y)
             strict = direction[0] + "T"
-            return ops.binary("stablehlo.or", compare(xr, yr, strict),
-                              ops.binary("stablehlo.and", compare(xr, yr, "EQ"), compare(xi, yi, direction)))
+            ordered = ops.binary("stablehlo.or", compare(xr, yr, strict),
+                                 ops.binary("stablehlo.and", compare(xr, yr, "EQ"), compare(xi, yi, direction)))
+            return ops.binary("stablehlo.and", ordered, ops.unary("stablehlo.not", ops.binary(
+                "stablehlo.or", _isnan(x), _isnan(y))))
         return compare(x, y, direction)
     return kernel
 

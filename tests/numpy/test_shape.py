@@ -193,8 +193,13 @@ def test_sort_puts_nan_last():
 
 
 def test_sort_complex_nan_and_ties():
-    z = np.array([1 + 2j, np.nan + 0j, 1 + 1j, 0 + 5j, 1j * np.nan, 1 + 1j, -2 + 0j])
-    check(lambda z: (np.sort(z), np.argsort(z, kind="stable")), z)
+    """NumPy's order: no NaN, then a NaN imaginary part (by real part), a NaN real part (by imaginary part), both;
+    a comparison with a NaN in either part is false (0+nanj sorted second and compared below 0.5)."""
+    z = np.array([1 + 2j, np.nan + 0j, 1 + 1j, 0 + 5j, 1j * np.nan, 1 + 1j, -2 + 0j, complex(0, np.nan),
+                  complex(np.nan, 1), complex(5, np.nan), complex(-2, np.nan), complex(np.nan, -1), complex(np.nan, np.nan)])
+    w = np.roll(z, 3)
+    check(lambda z, w: (np.sort(z), np.argsort(z, kind="stable"), np.unique(z), z < 0.5, z <= w, z > w, z >= w,
+                        np.maximum(z, w)), z, w)
 
 
 def test_argsort_default_kind_on_distinct_values():
