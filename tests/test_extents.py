@@ -393,8 +393,12 @@ def _sized_by_slice(x):
     return np.full((2, x[:int(x[1])].size), 1.0)
 
 
+def _broadcast_to_it(x):
+    return np.broadcast_to(np.arange(3), (np.nonzero(x > 0.5)[0].shape[0], 3)).sum()  # (it said "index() of ...")
+
+
 def test_a_run_time_length_cannot_size_an_array():
-    for f in [_sized_by_unique, _sized_by_mask, _sized_by_slice]:
+    for f in [_sized_by_unique, _sized_by_mask, _sized_by_slice, _broadcast_to_it]:
         with pytest.raises(cf.UnsupportedError, match="shape known only at run time"):
             cf.jit(f)(np.arange(4.0))
 

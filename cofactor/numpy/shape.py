@@ -70,6 +70,16 @@ def _known_length(d):
     return d if known is None else known[()]
 
 
+def static_lengths(shape) -> tuple:
+    """The lengths of ``shape`` (a tuple), each known now, or a clear error."""
+    shape = tuple(_known_length(d) for d in shape)
+    if any(isinstance(d, TracedArray) for d in shape):
+        raise UnsupportedError("a shape known only at run time (a traced number, such as the length of x[mask], "
+                               "of x[:k] or of np.unique(x)): an array made in a compiled function needs its shape "
+                               "at compile time")
+    return shape
+
+
 def resolve_shape(shape, size=None) -> tuple:
     """``shape`` as a tuple of ints, its -1 resolved for ``size`` elements (by default, the shape's own)."""
     if isinstance(shape, (tuple, list)) and len(shape) == 1 and isinstance(shape[0], TracedArray) and shape[0].ndim:
@@ -77,11 +87,7 @@ def resolve_shape(shape, size=None) -> tuple:
     shape = static(shape)
     shape = shape.tolist() if isinstance(shape, np.ndarray) else shape  # (of constants: np.zeros(k[0] * k[1]))
     shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
-    shape = tuple(_known_length(d) for d in shape)
-    if any(isinstance(d, TracedArray) for d in shape):
-        raise UnsupportedError("a shape known only at run time (a traced number, such as the length of x[mask], "
-                               "of x[:k] or of np.unique(x)): an array made in a compiled function needs its shape "
-                               "at compile time")
+    shape = static_lengths(shape)
     if size is None:
         if any(operator_index(d, "shape") < 0 for d in shape):
             raise ValueError("negative dimensions are not allowed")
@@ -282,7 +288,7 @@ def squeeze_method(a, axis=None):
 
 @implements(np.broadcast_to)
 def broadcast_to_(array, shape, subok=False):
-    shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    shape = static_lengths((shape,) if not isinstance(shape, (tuple, list)) else tuple(shape))
     v = value(array)
     if broadcast_shapes(v.shape, shape) != tuple(shape):
         raise ValueError(f"operands could not be broadcast together with remapped shapes "
