@@ -389,7 +389,7 @@ def quantile_arguments(name, a, q, out, method, weights, percent):
     reject(f"numpy.{name}", out=(out, None), weights=(weights, None))
     if a.dtype.kind == "c":
         raise TypeError("a must be an array of real numbers")
-    weak_q = type(q) in (int, float)
+    weak_q = type(q) in (int, float) or isinstance(q, TracedArray) and q.weak in (int, float)  # (an argument's)
     if percent:
         q = np.true_divide(q, 100)
     elif not isinstance(q, TracedArray):

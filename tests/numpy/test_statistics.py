@@ -106,6 +106,15 @@ def test_quantile_and_percentile_forms():
           x, np.array([0.0, 0.35, 1.0]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=dtype_id)
+def test_a_python_float_q_given_to_the_function_is_weak(dtype):
+    """np.quantile(x, q) with q a Python float argument (traced) keeps x's dtype, as a literal does (it was float64:
+    a bootstrap's np.percentile(means, 100 * alpha / 2))."""
+    x = sample((3, 5), dtype)
+    check(lambda x, q, alpha: (np.quantile(x, q), np.percentile(x, 100 * alpha / 2, axis=1),
+                               np.quantile(x, q, axis=0, method="midpoint", keepdims=True)), x, 0.3, 0.05)
+
+
 def test_quantile_with_nans():
     x = with_nans()
     check(lambda x: (np.quantile(x, 0.5, axis=1), np.percentile(x, [20, 70], axis=0),
