@@ -467,3 +467,32 @@ def test_a_list_growing_in_a_traced_loop_names_the_loop_s_line():
     with pytest.raises(cf.TracingError, match=r"a list changes length in the loop at line \d+") as info:
         cf.jit(_appends_pairs_in_a_while)(np.array([1.0, -0.5]))
     assert str(info.value).rstrip().endswith("while y >= 0:                                   # the line the error names")
+
+
+def _divides_or_falls_back(a, b, how):
+    try:
+        with np.errstate(**how):
+            return a / b
+    except FloatingPointError:
+        return np.zeros_like(a)
+
+
+def _sets_the_error_mode(a, b):
+    old = np.seterr(all="raise")
+    try:
+        return np.log(a - b)
+    finally:
+        np.seterr(**old)
+
+
+def test_asking_numpy_to_raise_on_floating_point_errors_is_a_clear_error():
+    """Compiled code does not detect them, so the fallback never ran (it gave [inf 2.] where NumPy gives [0. 0.]);
+    np.errstate that only ignores or warns works as before."""
+    a, b = np.array([1.0, 2.0]), np.array([0.0, 1.0])
+    raising = {"divide": "raise", "invalid": "raise"}
+    for fn, args in [(_divides_or_falls_back, (a, b, raising)), (_sets_the_error_mode, (a, b))]:
+        with pytest.raises(cf.UnsupportedError, match="with 'raise' or 'call' in compiled code") as info:
+            cf.jit(fn, static_argnums=(2,) if len(args) == 3 else ())(*args)
+        assert __file__ in str(info.value)
+    ignoring = cf.jit(_divides_or_falls_back, static_argnums=(2,))(a, b, {"divide": "ignore"})
+    np.testing.assert_array_equal(np.asarray(ignoring), [np.inf, 2.0])

@@ -148,6 +148,12 @@ def call(fn, *args, **kwargs):
         raise located(ConcretizationError(f"json.{fn.__name__} of traced values needs their values, which are only "
                                           "known when the compiled function runs: return them, and write the JSON "
                                           "after the call"))
+    if (fn is np.errstate or fn is np.seterr) and context.is_tracing() and \
+            any(v in ("raise", "call") for v in (*args, *kwargs.values()) if isinstance(v, str)):
+        raise located(UnsupportedError(
+            f"numpy.{fn.__name__} with 'raise' or 'call' in compiled code: cofactor does not detect floating-point "
+            "errors (division by zero, invalid values, overflow) when the compiled function runs, so no "
+            "FloatingPointError would be raised; test the values instead (np.isfinite, a check of the divisor)"))
     if fn is pow and len(args) == 3 and any(isinstance(a, TracedArray) for a in args):
         raise located(UnsupportedError("pow() with a modulus (three arguments) of traced numbers is not supported by "
                                        "cofactor: compute (a ** b) % m with NumPy where it cannot overflow"))
