@@ -1097,9 +1097,15 @@ def test_every_reading_that_differs_by_path_is_a_clear_error():
             s = a.max()
             u = a.argmax()
         return s + u              # numbers of two NumPy dtypes, each a Python number on some paths
+    def made_of_it(a, t):
+        best = 0
+        for v in a:
+            if v > best:
+                best = v          # a Python int until a value passes it
+        return np.full(2, best)   # int64 from the Python int, float32 from the scalar (it was float32)
     a, t = np.array([0.25, 0.5], np.float32), np.float64(1.0)
     for fn, args, what in [(unary, (a, t), "numpy.exp"), (promoted, (a, np.ones(2, np.float16), t), "multiply"),
-                           (python_arithmetic_with_two, (a, t), "add of numbers")]:
+                           (python_arithmetic_with_two, (a, t), "add of numbers"), (made_of_it, (a, t), "numpy.full")]:
         with pytest.raises(cf.TracingError, match=f"{what}.*on some paths.*one kind on every path"):
             cf.jit(fn)(*args)
 

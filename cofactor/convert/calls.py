@@ -32,7 +32,7 @@ from ..ir import ops
 from ..pytree import flatten
 from ..tracing import context, implicit, outside, python_ints
 from ..tracing.array import Either, TracedArray, defers_tracing
-from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS
+from ..tracing.dispatch import CONSTRUCTORS, FUNCTIONS, numpy_name, settled
 from . import statements
 from .outer import read_attribute
 from .protocols import Protocols, own_hook
@@ -86,7 +86,8 @@ def call(fn, *args, **kwargs):
         explicit = kwargs.get("dtype") is not None or constructor is not None and len(args) > 1 and args[1] is not None
         args = tuple(_arrays_within(outside.contents(_PROTOCOLS.as_array(a, numpy=not explicit))) for a in args)
         kwargs = {k: _arrays_within(outside.contents(_PROTOCOLS.as_array(v))) for k, v in kwargs.items()}
-    if constructor is not None:
+    if constructor is not None:  # (np.full(2, best) of a number whose kind depends on the path: its dtype would too)
+        args, kwargs = settled(numpy_name(fn), None, args, kwargs)
         return constructor(*args, **kwargs)
     if any(fn is f for f in (sum, max, min)) and args and hasattr(type(args[0]), "python_result") and \
             not (kwargs.keys() - {"start", "default"}):  # (of a list of run-time length: Python's numbers)

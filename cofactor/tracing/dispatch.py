@@ -120,7 +120,7 @@ def _apply(impl, args, kwargs):
         raise
 
 
-def _settled(name: str, ufunc, args, kwargs):
+def settled(name: str, ufunc, args, kwargs):
     """A number whose kind depends on the path taken (path_numbers.py) is read as the call needs."""
     for x in (*args, *kwargs.values()):
         for y in x if isinstance(x, (list, tuple)) else (x,):
@@ -134,7 +134,7 @@ def call_function(func, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None:
         raise UnsupportedError(f"{numpy_name(func)} is not supported by cofactor on traced arrays")
-    return _apply(impl, *_settled(numpy_name(func), None, args, kwargs))
+    return _apply(impl, *settled(numpy_name(func), None, args, kwargs))
 
 
 @with_user_location
@@ -143,7 +143,7 @@ def call_ufunc(ufunc, method, inputs, kwargs):
     what = numpy_name(ufunc) + ("" if method == "__call__" else f".{method}")
     if impl is None:
         raise UnsupportedError(f"{what} is not supported by cofactor on traced arrays")
-    return _apply(impl, *_settled(what, ufunc if method == "__call__" else None, inputs, kwargs))
+    return _apply(impl, *settled(what, ufunc if method == "__call__" else None, inputs, kwargs))
 
 
 def call_method(name, args, kwargs):
