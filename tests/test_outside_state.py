@@ -7,6 +7,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import operator
 import warnings
 
 import numpy as np
@@ -1909,3 +1910,46 @@ def test_a_function_without_source_reads_and_rebinds_globals_and_cells_at_every_
     for key in ("G", "H"):
         assert type(spaces[1][key]) is np.ndarray
         np.testing.assert_array_equal(spaces[1][key], spaces[0][key])
+
+
+@dataclasses.dataclass
+class _Layer:
+    w: np.ndarray
+    k: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Net:
+    first: _Layer
+    scale: float
+
+
+def _through_library_code(net, layers, x, dw):
+    """Library functions that read an argument's attributes themselves (not through converted code)."""
+    net.first.w[:] -= dw                                   # (seen by what reads it after)
+    replaced = dataclasses.replace(net, scale=net.scale * 2)
+    as_dict = dataclasses.asdict(net)
+    return (replaced.first.w * replaced.scale, as_dict["first"]["w"] * as_dict["first"]["k"] + as_dict["scale"],
+            copy.copy(net.first).w.sum(), copy.deepcopy(net).first.w * x,
+            sum(map(operator.attrgetter("w"), layers)) * x, dataclasses.astuple(layers[1])[0] - x)
+
+
+def test_library_code_reads_an_arguments_attributes_at_every_call():
+    """dataclasses.replace/asdict/astuple, copy.copy/deepcopy and operator.attrgetter read the arrays and numbers
+    an argument object holds as converted code does: they were constants of the first trace (a later call with
+    other attributes gave the first call's answer; an in-place update earlier in the call was not seen)."""
+    rng = np.random.default_rng(3)
+    f = cf.jit(_through_library_code)
+    net = _Net(_Layer(rng.standard_normal(3), 0.5), 1.5)
+    layers = [_Layer(rng.standard_normal(3)), _Layer(rng.standard_normal(3))]
+    for call in range(3):
+        x, dw = rng.standard_normal(3), rng.standard_normal(3)
+        theirs = copy.deepcopy((net, layers))
+        want = _through_library_code(*theirs, x, dw)
+        got = f(net, layers, x, dw)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+        np.testing.assert_allclose(net.first.w, theirs[0].first.w, rtol=1e-12)
+        net.first.k, layers[0].w = net.first.k + 1.0, layers[0].w + 1.0      # changed between calls
+        object.__setattr__(net, "scale", net.scale * 3)
+        assert isinstance(net.first.w, np.ndarray) and type(net.first.k) is float  # nothing traced left there

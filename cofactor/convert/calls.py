@@ -252,7 +252,16 @@ def call(fn, *args, **kwargs):
     if isinstance(owner, np.generic) and isinstance(fn, types.BuiltinMethodType) and \
             any(isinstance(x, TracedArray) for x in flatten((args, kwargs))[0]):
         return getattr(TracedArray(ops.constant(np.asarray(owner)), scalar=True), fn.__name__)(*args, **kwargs)
-    return fn(*args, **kwargs)
+    if _builtin(fn):
+        return fn(*args, **kwargs)
+    with outside.shown_to_library(args, kwargs):  # (one that reads an object's attributes reads the trace's)
+        return fn(*args, **kwargs)
+
+
+def _builtin(fn) -> bool:
+    """Python's builtins (isinstance, len, list, ...): none reads an object's attributes but through protocols,
+    which run as converted code."""
+    return getattr(fn, "__module__", None) == "builtins" and isinstance(fn, (types.BuiltinFunctionType, type))
 
 
 _NOT_HANDLED = object()
@@ -302,11 +311,12 @@ _CALLING = {id(f) for f in _CALLING}  # (by identity: a callable need not be has
 
 
 def _callback(fn):
-    """A function given to one that calls it, as converted code calls it: the program's converted, an
-    ndarray method of the class (``map(np.ndarray.sum, rows)``) called on a traced array as its method."""
+    """A function given to one that calls it, as converted code calls it: the program's converted; another
+    (an ndarray method of the class, ``map(np.ndarray.sum, rows)``; ``operator.attrgetter("w")``) through
+    ``call``, as converted code's calls go; Python's builtins as they are."""
     if is_user_function(fn) or without_source(fn):
         return converted(fn)
-    if _ndarray_method(fn):
+    if callable(fn) and not _builtin(fn):
         return functools.partial(call, fn)
     return fn
 

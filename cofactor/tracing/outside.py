@@ -31,6 +31,7 @@ objects (a random generator the function made) cannot be left there: a clear err
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import operator
 import sys
@@ -406,6 +407,46 @@ def read_slot(container, key, value, kind: str):
         outside = _outside(origin[0])
         container, key = origin
     return read(value, _slot_name(outside, key), ("slot", id(container), key), lambda: _slot(container, key))
+
+
+@contextlib.contextmanager
+def shown_to_library(args, kwargs):
+    """While a library function runs (not converted code: ``dataclasses.replace(p)``, ``copy.copy(p)``,
+    ``operator.attrgetter("w")(p)``), the outside instances among its arguments (and those their
+    attributes hold, and the items of a list, tuple or dict among them) hold in their own attributes what
+    converted code would read there: an array as the implicit input it is, fetched at every call, a number
+    guarded.  Reading them natively, it would have made the arrays the first trace saw constants of the
+    program.  After it, each attribute gets back what it held, unless the library rebound it."""
+    shown = []  # (instance, name, what it held, what it was shown)
+    seen = set()
+
+    def show(obj, depth):
+        if id(obj) in seen or depth > 3:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, (list, tuple, dict)) and depth == 0:
+            for item in (obj.values() if isinstance(obj, dict) else obj):
+                show(item, depth + 1)
+        if not is_outside(obj) or isinstance(obj, (dict, *_SEQUENCES, set, types.CellType, type)) or \
+                not user_class(type(obj)):
+            return
+        for name, held in _attributes(obj).items():
+            if not (is_array(held) or isinstance(held, (bool, int, float, complex)) or is_outside(held)):
+                continue
+            value = read_slot(obj, name, held, "attribute")
+            if value is not held:
+                object.__setattr__(obj, name, value)
+                shown.append((obj, name, held, value))
+            show(value, depth + 1)
+
+    for x in (*args, *kwargs.values()):
+        show(x, 0)
+    try:
+        yield
+    finally:
+        for obj, name, held, value in reversed(shown):
+            if getattr(obj, name, _MISSING) is value:
+                object.__setattr__(obj, name, held)
 
 
 def _moved_in(container, outside: Outside, value):
