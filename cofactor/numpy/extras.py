@@ -46,11 +46,13 @@ def _gcd(a, b):
 
 
 def _lcm(a, b):
+    """NumPy's |a| / gcd * |b|, which wraps past the dtype's range (to a negative number too)."""
     g = _gcd(a, b)
     zero = _like(a, 0)
     safe = ops.select(_compare("EQ")(g, zero), _like(a, 1), g)
-    r = ops.unary("stablehlo.abs", ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", a, safe), b)) \
-        if a.dtype.kind == "i" else ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", a, safe), b)
+    if a.dtype.kind == "i":
+        a, b = ops.unary("stablehlo.abs", a), ops.unary("stablehlo.abs", b)
+    r = ops.binary("stablehlo.multiply", ops.binary("stablehlo.divide", a, safe), b)
     return ops.select(_compare("EQ")(g, zero), zero, r)
 
 

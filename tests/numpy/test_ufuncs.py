@@ -404,6 +404,12 @@ def test_float32_tanh_near_saturation_is_numpys():
     np.testing.assert_array_equal(np.asarray(cf.jit(np.tanh)(x)), np.tanh(x))
 
 
+def test_lcm_past_the_dtypes_range_wraps_as_numpys():
+    """|a| / gcd * |b| wraps, to a negative number too (its absolute value was taken after the product)."""
+    check(np.lcm, np.array([2 ** 62, -2 ** 61, 6, 0, -(2 ** 63)]), np.array([6, 10, -4, 0, 3]))
+    check(np.lcm, np.array([100, -90, 7], np.int8), np.array([3, 7, -127], np.int8))
+
+
 @pytest.mark.parametrize("dtype", INTS, ids=dtype_id)
 def test_integer_powers_wrap_for_every_exponent(dtype):
     """NumPy's integer power wraps around for exponents of the bit width and more (XLA's takes the
