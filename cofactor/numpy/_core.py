@@ -176,8 +176,10 @@ def wrap(v: Value) -> TracedArray:
 
 
 def full(shape, fill, dtype) -> Value:
-    """A constant array of one value, built as a broadcast scalar."""
-    return ops.broadcast_in_dim(ops.constant(np.array(fill, dtype=dtype)), tuple(shape), ())
+    """A constant array of one value, built as a broadcast scalar (one past a float dtype's range is its infinity,
+    without NumPy's warning: a cast's bound, 2.0 ** 32 in float16)."""
+    with np.errstate(over="ignore"):
+        return ops.broadcast_in_dim(ops.constant(np.array(fill, dtype=dtype)), tuple(shape), ())
 
 
 def broadcast_shapes(*shapes) -> tuple:

@@ -1,5 +1,6 @@
 """astype, copy, the *_like constructors, fill, and array constructors called inside traced code."""
 import platform
+import warnings
 
 import numpy as np
 import pytest
@@ -47,6 +48,15 @@ def test_float_to_int_casts_of_values_out_of_range_are_numpys(source):
         out[:] = x                      # assignment casts as astype does
         return out
     check(stored, x)
+
+
+def test_a_float16_cast_to_wide_integers_compiles_without_numpys_overflow_warning():
+    """Its bounds past float16's range are infinities; NumPy's warning for making them came from cofactor's line."""
+    x = np.array([1.0, 2.0, 60000.0, -3.0], np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = cf.jit(lambda x: (x.astype(np.uint32), x.astype(np.int64)))(x)
+    np.testing.assert_array_equal(np.asarray(got[1]), x.astype(np.int64))
 
 
 @pytest.mark.parametrize("source", INTS, ids=dtype_id)
