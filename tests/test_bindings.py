@@ -1110,6 +1110,20 @@ def test_every_reading_that_differs_by_path_is_a_clear_error():
             cf.jit(fn)(*args)
 
 
+def _stores_inf_or_zero(x, d):
+    for i in range(x.shape[0]):
+        d[i] = np.inf if x[i] > 0 else 0   # a Python float on one path, a Python int on the other
+    return d
+
+
+def test_a_float_of_two_kinds_stored_into_an_integer_array_raises_numpys_error():
+    """NumPy converts the float to a Python int: OverflowError for an infinity (it stored INT64_MAX)."""
+    d = np.zeros(3, np.int64)
+    np.testing.assert_array_equal(np.asarray(cf.jit(_stores_inf_or_zero)(np.array([-1.0, -2.0, 0.0]), d.copy())), d)
+    with pytest.raises(OverflowError, match="cannot convert float infinity to integer"):
+        cf.jit(_stores_inf_or_zero)(np.array([-1.0, 2.0, 0.0]), d.copy())
+
+
 def scale_int_or_float(x, y):
     s = 2                         # a Python int on one path, a Python float on the other
     if x[0] > 0:

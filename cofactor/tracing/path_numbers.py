@@ -29,6 +29,7 @@ from ..errors import TracingError, located
 from ..ir import ops
 from ..ir.core import Value
 from .array import BINARY_OPERATORS, COMPARISONS, TracedArray, is_python_number, python_arithmetic
+from . import python_ints
 from .dispatch import numpy_name
 
 PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
@@ -162,6 +163,8 @@ def _settle_function(name: str, args):
     if name in _WRITES and len(args) > _WRITES[name][1] and isinstance(args[_WRITES[name][1]], PathNumber):
         target, k = _WRITES[name]
         if isinstance(args[target], TracedArray) and args[target].dtype.kind in "biufc":
+            # (NumPy's errors for a float reading stored into an integer array: d[i] = np.inf if c else 0)
+            python_ints.check_stored(args[k].as_numpy(), args[target].dtype)
             written = TracedArray(args[k].read_as(args[target].dtype), scalar=True)
             return _settle_function(name, args[:k] + (written,) + args[k + 1:])
     numbers = [x for x in _leaves(args) if isinstance(x, PathNumber)]
