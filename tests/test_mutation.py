@@ -670,3 +670,27 @@ def test_a_concrete_array_whose_buffer_was_deleted_is_the_callers_error():
     for _ in range(2):
         with pytest.raises(cf.ArgumentError, match="deleted"):
             f(x)
+
+
+def _writes_an_element_of_a_possibly_empty_array(n, a):
+    s = 0.0
+    for i in range(n):            # a run-time trip count
+        s += a[i]
+        a[i] = 7.0
+    for i in range(2):
+        b = a[i:]                 # a run-time length
+        if len(b):
+            b[0] = 8.0
+    return s, a
+
+
+def test_an_element_of_an_empty_array_read_or_written_by_a_traced_index_compiles():
+    """NumPy's IndexError where it runs (it was an XLA error: a dynamic_update_slice of one element into none)."""
+    f = cf.jit(_writes_an_element_of_a_possibly_empty_array)
+    for n, a in [(0, np.zeros(0)), (2, np.arange(3.0))]:
+        want = _writes_an_element_of_a_possibly_empty_array(np.int64(n), a.copy())
+        got = f(np.int64(n), a.copy())
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+        assert float(np.asarray(got[0])) == want[0]
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+        f(np.int64(1), np.zeros(0))

@@ -241,6 +241,8 @@ class BasicIndex(Lens):
         return padded, BasicIndex(items, self.shape), pads
 
     def read(self, base):
+        if 0 in base.type.shape:  # (x[i] of an empty array: NumPy's IndexError when it runs; no block to slice)
+            return ops.broadcast_in_dim(ops.constant(np.zeros((), base.dtype)), self.shape, ())
         padded = self._padded(base)
         if padded is not None:
             return padded[1].read(padded[0])
@@ -256,6 +258,8 @@ class BasicIndex(Lens):
         return ops.reshape(ops.reverse(block, backwards), self.shape)
 
     def write(self, base, new):
+        if 0 in base.type.shape:  # (nothing to write into: an index into it fails NumPy's check)
+            return base
         padded = self._padded(base)
         if padded is not None:
             padded_base, lens, pads = padded
