@@ -496,3 +496,28 @@ def test_asking_numpy_to_raise_on_floating_point_errors_is_a_clear_error():
         assert __file__ in str(info.value)
     ignoring = cf.jit(_divides_or_falls_back, static_argnums=(2,))(a, b, {"divide": "ignore"})
     np.testing.assert_array_equal(np.asarray(ignoring), [np.inf, 2.0])
+
+
+def _factorial_of_25(x):
+    r = 1
+    for i in range(1, 26):
+        r *= i
+    return x, r
+
+
+def test_returning_a_python_int_past_int64_says_so():
+    """(It said "arrays of dtype object are not supported".)"""
+    with pytest.raises(cf.UnsupportedError, match="returned the Python int 15511210043330985984000000, past int64"):
+        cf.jit(_factorial_of_25)(np.arange(3.0))
+
+
+def _josephus_pop(k):
+    people = [1, 2, 3]
+    return people.pop(k % 3)
+
+
+def test_a_list_pop_at_a_traced_position_says_so():
+    """(It said "index() of a traced array ... a library function such as chr()".)"""
+    with pytest.raises(cf.UnsupportedError, match=r"list.pop\(\) at a position known only at run time") as info:
+        cf.jit(_josephus_pop)(np.int64(1))
+    assert f"{__file__}:{_josephus_pop.__code__.co_firstlineno + 2}" in str(info.value)

@@ -189,6 +189,12 @@ def call(fn, *args, **kwargs):
         return cls
     if _ndarray_method(fn) and args and isinstance(args[0], TracedArray):
         return call(getattr(args[0], fn.__name__), *args[1:], **kwargs)  # (np.ndarray.sort(a): a.sort())
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(fn.__self__, list) and fn.__name__ in ("pop", "insert") \
+            and args and isinstance(args[0], TracedArray):
+        raise located(UnsupportedError(
+            f"list.{fn.__name__}() at a position known only at run time: which items the list keeps would depend on "
+            "it, and a list's items are known when cofactor traces (keep the items in an array and a count, or "
+            "index the list without changing it)"))
     if isinstance(fn, types.BuiltinMethodType) and fn.__name__ == "sort" and type(fn.__self__) is list and \
             not args and set(kwargs) <= {"key", "reverse"} and any(_traced_leaf(x) for x in fn.__self__):
         fn.__self__[:] = call(sorted, list(fn.__self__), **kwargs)  # (lst.sort() of traced values: sorted's order)

@@ -96,6 +96,9 @@ def output_value(leaf):
         raise UnsupportedError("an array whose length is known only at run time (x[mask], np.unique, a slice with "
                                "traced bounds) cannot leave a function cofactor differentiates or calls inside "
                                "another: return it from the compiled function itself, or reduce it first")
+    if type(leaf) is int and not -2 ** 63 <= leaf < 2 ** 64:
+        raise UnsupportedError(f"the function returned the Python int {leaf}, past int64's range: compiled code returns "
+                               "its numbers as NumPy values (return it as a float, or compute it after the call)")
     if isinstance(leaf, (bool, int, float, complex)) or is_array(leaf):
         return constant(np.asarray(leaf)).value
     raise TracingError(f"the function returned a {type(leaf).__name__}, which is not an array or a "
