@@ -14,6 +14,7 @@ from ..tracing.array import TracedArray
 from ..tracing.dispatch import constructs, implements
 from ..tracing.views import Lens, ReadOnly
 from ._core import asarray, broadcast_shapes, full, operator_index, reject, value, view, wrap
+from .creation import check_stored
 
 
 def _lower_mask(n, m, k) -> TracedArray:
@@ -153,6 +154,7 @@ def fill_diagonal(a, val, wrap=False):
         if len(set(a.shape)) != 1:
             raise ValueError("All dimensions of input must be of equal length")
         step = 1 + int(np.cumprod(a.shape[:-1]).sum())
+    check_stored(a, val)  # (NumPy's OverflowError for -1 into uint8: a.flat[...] = val converts it as a[i] = val does)
     count = len(range(a.size)[:end:step])
     values = np.ravel(val)
     if count == 0 or np.size(values) == 0:  # NumPy assigns nothing from an empty val

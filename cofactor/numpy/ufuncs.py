@@ -22,8 +22,8 @@ from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.python_ints import divided_exactly
 from ..tracing.views import ComplexPart, ReadOnly, Reshape, ordered
-from ._core import (array_like, broadcast_values, compare, convert_like_numpy, dtype_of, full, keeps_order, known_value,
-                    reject, result_type, take_1d, value, value_bounds, view, wrap)
+from ._core import (array_like, broadcast_values, compare, convert_like_numpy, dtype_of, full, is_weak, keeps_order,
+                    known_value, reject, result_type, take_1d, value, value_bounds, view, wrap)
 
 # --- building blocks on IR values -------------------------------------------------------
 
@@ -512,8 +512,16 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     dtype = result_type(x, y)
-    c, a, b = broadcast_values(_truthy(value(condition)), value(x, dtype), value(y, dtype))
+    c, a, b = broadcast_values(_truthy(value(condition)), _where_operand(x, dtype), _where_operand(y, dtype))
     return wrap(ops.select(c, a, b))
+
+
+def _where_operand(x, dtype) -> Value:
+    """A Python int of np.where in an integer dtype that cannot hold it wraps around, as NumPy casts it
+    (np.where(odd, -1, u8) is 255 there), where a ufunc's raises OverflowError."""
+    if is_weak(x) and dtype_of(x) is int and np.dtype(dtype).kind in "iu":
+        return convert_like_numpy(value(x, np.int64), dtype)
+    return value(x, dtype)
 
 
 @implements(np.clip)

@@ -78,6 +78,8 @@ def test_fill_diagonal():
     check(fill, sample((4, 3)), sample((3,)))
     check(lambda x: np.fill_diagonal(x.copy(), 1), sample((3,)))
     check(lambda x: np.fill_diagonal(np.zeros((2, 3, 2)), x[0]), sample((3,)))
+    check(lambda x: np.fill_diagonal(np.zeros((3, 3), np.uint8), -1), sample((3,)))  # NumPy's OverflowError
+    check(lambda x: np.fill_diagonal(np.zeros((3, 3), np.int8), [1, 300]), sample((3,)))
 
 
 def test_meshgrid():

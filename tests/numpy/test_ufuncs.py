@@ -327,6 +327,9 @@ def test_where_mixed_and_scalars():
     check(lambda c, x, y: np.where(c, x, y), c, sample((3,), np.int8), sample((3,), np.uint8))
     check(lambda c: np.where(c > 0, 1, 0), c)
     check(lambda c: np.where(c > 0, 1.0, c), c)
+    u8, i8 = np.arange(5, dtype=np.uint8), np.arange(-2, 3, dtype=np.int8)  # (a Python int they cannot hold wraps)
+    check(lambda u8, i8: (np.where(u8 % 2 == 1, -1, u8), np.where(i8 > 0, 300, i8), np.select([u8 > 2], [u8], -1),
+                          np.where(u8 > 2, u8, 256 + 7)), u8, i8)
 
 
 def test_where_with_one_argument_is_nonzero():
