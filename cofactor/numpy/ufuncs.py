@@ -138,8 +138,13 @@ def _nan_ignoring(extremum):
 def _int_divmod(a, b):
     """NumPy integer floor division and modulo; division by zero gives 0 for both."""
     zero, one = _like(a, 0), _like(a, 1)
-    by_zero = compare(b, zero, "EQ")
-    b = ops.select(by_zero, one, b)
+    known = getattr(b.owner, "literal", None) if b.owner is not None else None
+    if known is not None:  # a constant divisor's zeros never reach the program: Enzyme-JAX's folding of a constant
+        known = np.broadcast_to(known, b.shape)  # divided by one kills its worker (SIGFPE)
+        by_zero, b = ops.constant(known == 0), ops.constant(np.where(known == 0, 1, known).astype(b.dtype))
+    else:
+        by_zero = compare(b, zero, "EQ")
+        b = ops.select(by_zero, one, b)
     q = ops.binary("stablehlo.divide", a, b)
     r = ops.binary("stablehlo.remainder", a, b)
     if _is("i", a):  # truncation rounds toward zero: step back where the signs differ

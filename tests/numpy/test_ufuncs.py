@@ -407,6 +407,17 @@ def test_float32_tanh_near_saturation_is_numpys():
     np.testing.assert_array_equal(np.asarray(cf.jit(np.tanh)(x)), np.tanh(x))
 
 
+def test_integer_division_of_constants_by_zero_is_optimized():
+    """NumPy's 0, and no zero divisor in the program: Enzyme-JAX's folding of a constant divided by zero killed its
+    worker (SIGFPE), and the program ran unoptimized with an OptimizationWarning (numpy-100's np.array(0) // 0)."""
+    def divided(x):
+        return x + np.array([5, 1]) % np.array([0, 0]), np.array(0) // np.array(0), np.array([7, -7]) // 0, \
+            x // np.array([0, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cf.OptimizationWarning)
+        check(divided, np.array([1, 2]))
+
+
 def test_lcm_past_the_dtypes_range_wraps_as_numpys():
     """|a| / gcd * |b| wraps, to a negative number too (its absolute value was taken after the product)."""
     check(np.lcm, np.array([2 ** 62, -2 ** 61, 6, 0, -(2 ** 63)]), np.array([6, 10, -4, 0, 3]))
