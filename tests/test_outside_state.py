@@ -1953,3 +1953,32 @@ def test_library_code_reads_an_arguments_attributes_at_every_call():
         net.first.k, layers[0].w = net.first.k + 1.0, layers[0].w + 1.0      # changed between calls
         object.__setattr__(net, "scale", net.scale * 3)
         assert isinstance(net.first.w, np.ndarray) and type(net.first.k) is float  # nothing traced left there
+
+
+class _Holder:
+    def __init__(self, inner, ws):
+        self.inner, self.ws = inner, ws
+
+
+def _nested_through_library_code(o, x):
+    q = copy.copy(o)                      # shallow: q.inner is o.inner
+    q.inner.w += 1.0
+    return (q.inner.w.sum(), operator.attrgetter("inner.w")(o) * x, copy.deepcopy(o).ws[1] * x,
+            dataclasses.asdict(o.inner)["w"] - x)
+
+
+def test_library_code_reads_nested_objects_and_lists_at_every_call():
+    """Objects and lists an argument's attributes hold, read by library code: copy.copy's inner object kept the first
+    call's array, so writes through it went to that array and reads gave its values."""
+    f = cf.jit(_nested_through_library_code)
+    o, x = _Holder(_Layer(np.ones(3)), [np.zeros(3), np.arange(3.0)]), np.arange(3.0)
+    for call in range(3):
+        theirs = copy.deepcopy(o)
+        want, got = _nested_through_library_code(theirs, x), f(o, x)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+        np.testing.assert_array_equal(o.inner.w, theirs.inner.w)
+        o.inner.w[:] *= 2                                  # changed between calls: in place, rebound, replaced
+        o.ws[1] = o.ws[1] + 1.0
+        if call == 1:
+            o.inner = _Layer(np.full(3, 5.0))

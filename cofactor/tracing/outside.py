@@ -412,31 +412,41 @@ def read_slot(container, key, value, kind: str):
 @contextlib.contextmanager
 def shown_to_library(args, kwargs):
     """While a library function runs (not converted code: ``dataclasses.replace(p)``, ``copy.copy(p)``,
-    ``operator.attrgetter("w")(p)``), the outside instances among its arguments (and those their
-    attributes hold, and the items of a list, tuple or dict among them) hold in their own attributes what
-    converted code would read there: an array as the implicit input it is, fetched at every call, a number
-    guarded.  Reading them natively, it would have made the arrays the first trace saw constants of the
-    program.  After it, each attribute gets back what it held, unless the library rebound it."""
-    shown = []  # (instance, name, what it held, what it was shown)
+    ``operator.attrgetter("inner.w")``), the outside instances, lists and dicts its arguments reach (through
+    attributes, items, to a few levels) hold in their own slots what converted code would read there: an array
+    as the implicit input it is, fetched at every call, a number guarded, an object as outside state in turn.
+    Reading them natively, it would have made the arrays the first trace saw constants of the program.  After
+    it, each slot gets back what it held, unless the library rebound it."""
+    shown = []  # (container, key, what it held, what it was shown)
     seen = set()
+
+    def slots_of(obj):
+        if isinstance(obj, list):
+            return "item", list(enumerate(obj))
+        if isinstance(obj, dict):
+            return "item", list(obj.items())
+        if user_class(type(obj)) and not isinstance(obj, (*_SEQUENCES, set, type)):
+            return "attribute", list(_attributes(obj).items())
+        return None, []
 
     def show(obj, depth):
         if id(obj) in seen or depth > 3:
             return
         seen.add(id(obj))
-        if isinstance(obj, (list, tuple, dict)) and depth == 0:
-            for item in (obj.values() if isinstance(obj, dict) else obj):
+        kind, slots = slots_of(obj)
+        if not is_outside(obj):  # (the function's own, or an argument's list: its items as they are)
+            for _, item in slots if kind == "item" or isinstance(obj, tuple) else ():
                 show(item, depth + 1)
-        if not is_outside(obj) or isinstance(obj, (dict, *_SEQUENCES, set, types.CellType, type)) or \
-                not user_class(type(obj)):
+            for item in obj if isinstance(obj, tuple) else ():
+                show(item, depth + 1)
             return
-        for name, held in _attributes(obj).items():
-            if not (is_array(held) or isinstance(held, (bool, int, float, complex)) or is_outside(held)):
+        for key, held in slots:
+            if not (is_array(held) or isinstance(held, (bool, int, float, complex)) or _is_state(held)):
                 continue
-            value = read_slot(obj, name, held, "attribute")
+            value = read_slot(obj, key, held, kind)
             if value is not held:
-                object.__setattr__(obj, name, value)
-                shown.append((obj, name, held, value))
+                _set(obj, key, value)
+                shown.append((obj, key, held, value))
             show(value, depth + 1)
 
     for x in (*args, *kwargs.values()):
@@ -444,9 +454,9 @@ def shown_to_library(args, kwargs):
     try:
         yield
     finally:
-        for obj, name, held, value in reversed(shown):
-            if getattr(obj, name, _MISSING) is value:
-                object.__setattr__(obj, name, held)
+        for obj, key, held, value in reversed(shown):
+            if _slot(obj, key) is value:
+                _set(obj, key, held)
 
 
 def _moved_in(container, outside: Outside, value):
