@@ -196,6 +196,27 @@ def _csr_rows(ptr, x):
     return s
 
 
+def _reversed_ranges(b, x):
+    s = 0.0
+    for i in reversed(range(b[0], b[1])):
+        s = s * 0.5 + x[i]
+    for i in reversed(range(b[1], b[0], -2)):
+        s = s * 0.25 + x[i]
+    for i in reversed(range(b[0], b[1], 3)):
+        s = s * 0.75 + x[i]
+    return s
+
+
+def test_reversed_range_of_traced_bounds_is_one_loop():
+    """(It was "index() of a traced array ... a library function such as chr()".)  Its other uses are a clear error."""
+    x, f = np.arange(12.0) ** 1.5, cf.jit(_reversed_ranges)
+    for b in ([2, 7], [7, 2], [0, 11], [3, 3]):
+        np.testing.assert_allclose(float(np.asarray(f(np.array(b), x))), _reversed_ranges(np.array(b), x), rtol=1e-14)
+    assert cf.compile(_reversed_ranges, np.array([2, 7]), x).mlir.count("stablehlo.while") == 3
+    with pytest.raises(cf.UnsupportedError, match=r"a range\(\) whose bounds are known only at run time is iterated by"):
+        cf.jit(lambda b: len(range(b[0], b[1])))(np.array([1, 4]))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int16, np.uint8, np.uint64])
 def test_a_range_of_numpy_integers_counts_in_python_ints(dtype):
     """range() takes its arguments' __index__: an int32 CSR row pointer's items were an internal error (int32 vs

@@ -212,6 +212,8 @@ def call(fn, *args, **kwargs):
                 for a in args):  # complex(re, im) of traced real numbers: a traced Python complex
         parts = [a.astype(np.float64) if isinstance(a, TracedArray) else np.float64(a) for a in (*args, 0.0)[:2]]
         return TracedArray((parts[0] + parts[1] * 1j).value, scalar=True, weak=complex)
+    if fn is range and any(isinstance(a, TracedArray) for a in args):  # (reversed(range(b[0], b[1])))
+        return statements.range_(*args, **kwargs)
     if fn is bool and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray):
         return statements.truth(args[0])
     if (fn is int or fn is float) and len(args) == 1 and not kwargs and isinstance(args[0], TracedArray) \

@@ -439,6 +439,18 @@ class TracedRange:
     def __init__(self, start, stop, step):
         self.start, self.stop, self.step = start, stop, step
 
+    def __reversed__(self):
+        """Its items from the last: the range from ``start + (len - 1) * step`` down by ``step`` (empty where it is)."""
+        last = self.start + (self.stop - self.start - (1 if self.step > 0 else -1)) // self.step * self.step
+        return TracedRange(last, self.start - self.step, -self.step)
+
+    def _refused(self, *_):
+        raise located(UnsupportedError(
+            "a range() whose bounds are known only at run time is iterated by a for loop (or reversed() for one) in "
+            "compiled code; its length and items are not known when cofactor traces (loop over it instead)"))
+
+    __iter__ = __len__ = __getitem__ = __contains__ = _refused
+
 
 _RANGE_ITERATOR = type(iter(range(0)))
 
