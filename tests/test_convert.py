@@ -306,7 +306,7 @@ def test_max_of_a_python_number_and_an_element_of_another_kind_is_a_clear_error(
         return x[0] if x[0] > 0.5 else 0.5
 
     def int_or_bools(x):
-        return x if x[0] > 0 else 1
+        return x[1] if x[0] > 0 else 1
 
     def max_of_complex(x):
         return max(x[0], 1j)

@@ -262,7 +262,7 @@ def fixed_length(items, shape) -> tuple:
     DynamicBlock: ``b - a`` elements whatever ``i`` is, a view of a static shape, not a run-time extent."""
     out, axis = [], 0
     for item in items:
-        if item is not None and isinstance(item, slice) and item.step in (None, 1):
+        if isinstance(item, slice) and (item.step is None or not isinstance(item.step, TracedArray) and item.step == 1):
             start, stop = _as_offset(item.start), _as_offset(item.stop)
             if start is not None and stop is not None and _same(start[0], stop[0]) and stop[1] >= start[1]:
                 within = python_ints.bounds_of(item.start)
