@@ -5,7 +5,8 @@ take such loops apart for loop raising; a wrong proof is a silent wrong answer).
 Each program has arrays ``a`` (updated in place), ``b`` (read), ``o`` (float output) and ``q`` (int
 output), numbers ``s`` (a float product and sum), ``m`` (a running maximum or minimum) and ``t`` (an
 int running sum), and a loop of 9 or more trips (so that it stays rolled) of 1 to 3 statements, some
-of which compare the counter with a constant inside or outside its range.
+of which compare the counter with a constant inside or outside its range, or slice by it (a window of static
+length, a strided slice).
 """
 from __future__ import annotations
 
@@ -58,8 +59,16 @@ def _statement(r, n, values, two_d) -> list[str]:
     test = f"b[{rd}].sum() > 0.0" if two_d else f"b[{rd}] > 0.0"
     out = "o[i + 2]"
     kind = r.choice(["plain", "aug", "if", "elif", "both", "both_elsewhere", "read_after", "max", "min",
-                     "np_max", "max_by_if", "product", "int_sum", "exclusive", "counter_test"])
+                     "np_max", "max_by_if", "product", "int_sum", "exclusive", "counter_test", "window", "strided"])
     pad = "        "
+    if kind == "window":  # (a slice of static length that moves with the counter: numpy/extent.py, fixed_length)
+        length = r.randint(1, 3)
+        p = _place(r, n - length + 1, values)
+        return [pad + f"{out} = a[{p}:{p} + {length}].sum() * 0.5",
+                pad + f"a[{p}:{p} + {length}] = a[{p}:{p} + {length}] * 0.5 + {R}"]
+    if kind == "strided":  # (a slice from the counter with another step: a Run, tracing/views.py)
+        p, step = _place(r, n, values), r.choice([2, 3, -2, -3])
+        return [pad + f"{out} = a[{p}::{step}].sum()", pad + f"a[{p}::{step}] += {R} * 0.25"]
     if kind == "plain":
         return [pad + f"{W} = {r.choice([f'{R} * 0.5 + 1.0', f'{R} + {R2}', f'{R} * {R2}'])}"]
     if kind == "aug":
