@@ -1955,7 +1955,7 @@ def test_library_code_reads_an_arguments_attributes_at_every_call():
         assert isinstance(net.first.w, np.ndarray) and type(net.first.k) is float  # nothing traced left there
 
 
-class _Holder:
+class _Nest:
     def __init__(self, inner, ws):
         self.inner, self.ws = inner, ws
 
@@ -1971,7 +1971,7 @@ def test_library_code_reads_nested_objects_and_lists_at_every_call():
     """Objects and lists an argument's attributes hold, read by library code: copy.copy's inner object kept the first
     call's array, so writes through it went to that array and reads gave its values."""
     f = cf.jit(_nested_through_library_code)
-    o, x = _Holder(_Layer(np.ones(3)), [np.zeros(3), np.arange(3.0)]), np.arange(3.0)
+    o, x = _Nest(_Layer(np.ones(3)), [np.zeros(3), np.arange(3.0)]), np.arange(3.0)
     for call in range(3):
         theirs = copy.deepcopy(o)
         want, got = _nested_through_library_code(theirs, x), f(o, x)
