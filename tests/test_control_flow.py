@@ -1,7 +1,9 @@
 """if / while / for on traced values, converted from the user's own source."""
 import collections
 import dataclasses
+import functools
 import gc
+import itertools
 import sys
 import warnings
 import time
@@ -1745,7 +1747,13 @@ def _callbacks_with_branches(x):
             np.apply_along_axis(lambda r: r.max() if r[0] > 0 else r.min(), 1, x.reshape(2, 3)))
 
 
-@pytest.mark.parametrize("fn", [_extremes_of_generators, _callbacks_with_branches])
+def _builtins_as_callbacks(x):
+    """(itertools.accumulate(x, max) asked bool() of a traced array: the builtin was called as it is.)"""
+    return (list(itertools.accumulate(x, max)), functools.reduce(min, x), list(map(float, x)), list(map(abs, x)),
+            sorted([x[0], x[1], x[2]], key=abs), list(map(int, x)))
+
+
+@pytest.mark.parametrize("fn", [_extremes_of_generators, _callbacks_with_branches, _builtins_as_callbacks])
 def test_generators_ranges_and_numpys_callbacks_compile_their_conditions(fn):
     """max/min of a generator or map() (a bool() error), k in range(...) of a traced number, and the
     functions np.piecewise and np.apply_along_axis call, converted (their ifs raised bool() errors)."""

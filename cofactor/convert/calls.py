@@ -320,11 +320,12 @@ _CALLING = {id(f) for f in _CALLING}  # (by identity: a callable need not be has
 
 def _callback(fn):
     """A function given to one that calls it, as converted code calls it: the program's converted; another
-    (an ndarray method of the class, ``map(np.ndarray.sum, rows)``; ``operator.attrgetter("w")``) through
-    ``call``, as converted code's calls go; Python's builtins as they are."""
+    (an ndarray method of the class, ``map(np.ndarray.sum, rows)``; ``operator.attrgetter("w")``; a builtin
+    ``call`` takes care of, ``itertools.accumulate(x, max)``, ``map(float, x)``) through ``call``, as converted
+    code's calls go."""
     if is_user_function(fn) or without_source(fn):
         return converted(fn)
-    if callable(fn) and not _builtin(fn):
+    if callable(fn):
         return functools.partial(call, fn)
     return fn
 
