@@ -397,6 +397,12 @@ def _broadcast_to_it(x):
     return np.broadcast_to(np.arange(3), (np.nonzero(x > 0.5)[0].shape[0], 3)).sum()  # (it said "index() of ...")
 
 
+def test_unique_in_numpys_hash_order_is_a_clear_error():
+    """np.unique(x, sorted=False) gives NumPy's hash-table order, as np.unique_values does (it was sorted, silently)."""
+    with pytest.raises(cf.UnsupportedError, match="sorted=False"):
+        cf.jit(lambda x: np.unique(x, sorted=False))(np.array([5, 1, 4, 2, 5, 0, 1]))
+
+
 def test_a_run_time_length_cannot_size_an_array():
     for f in [_sized_by_unique, _sized_by_mask, _sized_by_slice, _broadcast_to_it]:
         with pytest.raises(cf.UnsupportedError, match="shape known only at run time"):

@@ -292,6 +292,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """The sorted distinct values (a Bounded vector), and NumPy's optional index, inverse and counts; of
     a vector with a run-time length, of its valid lanes."""
     known = known_value(ar)
+    if not sorted:
+        raise located(UnsupportedError("numpy.unique with sorted=False is not supported by cofactor: NumPy gives the "
+                                       "values in its hash table's order; np.unique(x) gives them sorted"))
     if known is None and axis is not None:
         raise located(UnsupportedError("numpy.unique with axis= (distinct rows) of a traced array is not supported "
                                        "yet; np.unique of the rows packed into one value each (a dot with distinct "

@@ -395,9 +395,11 @@ def quantile_arguments(name, a, q, out, method, weights, percent):
     elif not isinstance(q, TracedArray):
         q = np.asanyarray(q)
     known = known_value(q)
+    message = "Percentiles must be in the range [0, 100]" if percent else "Quantiles must be in the range [0, 1]"
     if known is not None and not np.all((known >= 0) & (known <= 1)):
-        raise ValueError("Percentiles must be in the range [0, 100]" if percent
-                         else "Quantiles must be in the range [0, 1]")
+        raise ValueError(message)
+    if known is None and isinstance(q, TracedArray):  # (a q given to the function: NumPy's check when it runs)
+        numpy_error_if(value(np.logical_not(np.all((q >= 0) & (q <= 1)))), lambda: ValueError(message))
     if np.ndim(q) > 2:
         raise ValueError("q must be a scalar or 1d")
     if method not in _METHODS:

@@ -115,6 +115,16 @@ def test_a_python_float_q_given_to_the_function_is_weak(dtype):
                                np.quantile(x, q, axis=0, method="midpoint", keepdims=True)), x, 0.3, 0.05)
 
 
+def test_a_q_given_to_the_function_outside_its_range_raises_numpys_error():
+    """(It gave a number: clamped, NaN, or for method='lower' with q < 0 the maximum.)"""
+    x = sample((4,))
+    for f, q in [(lambda x, q: np.percentile(x, q), 150.0), (lambda x, q: np.percentile(x, q), np.array([50.0, -10.0])),
+                 (lambda x, q: np.quantile(x, q), np.nan), (lambda x, q: np.percentile(x, q, method="lower"), -3.0)]:
+        with pytest.raises(ValueError, match="must be in the range"):
+            cf.jit(f)(x, q)
+    np.testing.assert_allclose(np.asarray(cf.jit(lambda x, q: np.percentile(x, q))(x, 30.0)), np.percentile(x, 30.0))
+
+
 def test_quantile_with_nans():
     x = with_nans()
     check(lambda x: (np.quantile(x, 0.5, axis=1), np.percentile(x, [20, 70], axis=0),
