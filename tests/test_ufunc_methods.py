@@ -178,3 +178,13 @@ def test_ufunc_at_with_a_tuple_of_traced_index_arrays_indexes_one_axis_each():
         result = compiled(got, rows, cols)
         np.testing.assert_array_equal(np.asarray(result), _scatter_at_pairs_of_indices(want, rows, cols))
         np.testing.assert_array_equal(got, want)
+
+
+def test_at_with_values_of_another_kind_is_a_clear_error():
+    """NumPy computes each update of np.add.at(int_array, idx, 0.5) in float64 and casts it back, one at a time;
+    cofactor cast 0.5 to 0 first (the updates vanished, silently)."""
+    for ufunc in (np.add, np.subtract, np.floor_divide):
+        with pytest.raises(cf.UnsupportedError, match=f"numpy.{ufunc.__name__}.at of float64 values into a int64 array"):
+            cf.jit(lambda a, i: ufunc.at(a, i, 0.5))(np.array([-1, 2, 3]), np.array([0, 0]))
+    with pytest.raises(cf.UnsupportedError, match="float32 values into a int32 array"):
+        cf.jit(lambda a, i, w: np.add.at(a, i, w))(np.zeros(3, np.int32), np.array([0, 0]), np.ones(2, np.float32))

@@ -9,6 +9,7 @@ from ..tracing.array import TracedArray
 from ..tracing.derivatives import is_differentiating
 from ..tracing.dispatch import UFUNCS, implements_ufunc
 from ._core import axis_index, axis_tuple, convert_like_numpy, known_value, reject, value, wrap
+from .extent import Bounded
 from .indexing import _Advanced, _assigned
 from .out import write_out
 from .reductions import _keep, numpy_dtype, reduce_ufunc, scan
@@ -124,6 +125,13 @@ def _at(ufunc):
     def at(a, indices, b=None):
         if ufunc.nin != 2 or b is None:
             raise UnsupportedError(f"numpy.{ufunc.__name__}.at is supported for binary ufuncs only")
+        operand = np.asarray(b).dtype if not isinstance(b, (TracedArray, Bounded)) else \
+            np.dtype({int: np.int64, float: np.float64, complex: np.complex128}.get(getattr(b, "weak", None), b.dtype))
+        if np.result_type(a.dtype, operand).kind != a.dtype.kind:
+            raise UnsupportedError(
+                f"numpy.{ufunc.__name__}.at of {operand} values into a {a.dtype} array: NumPy computes each update in "
+                f"{np.result_type(a.dtype, operand)} and casts it back, one at a time, which cofactor does not "
+                "reproduce; cast the values first (.astype) or update a copy of another dtype")
         if is_differentiating() and a.dtype.kind == "f" and ufunc not in (np.add, np.subtract):
             positions = _known_positions(a, indices)
             if positions is not None:
