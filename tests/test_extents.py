@@ -397,6 +397,13 @@ def _broadcast_to_it(x):
     return np.broadcast_to(np.arange(3), (np.nonzero(x > 0.5)[0].shape[0], 3)).sum()  # (it said "index() of ...")
 
 
+def test_argwhere_of_a_traced_0d_bool_has_numpys_shape():
+    """(1, 0) where it holds, (0, 0) where not (it was (1, 0) whatever the value)."""
+    f = cf.jit(lambda x: np.argwhere(x.sum() > 0))
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, -2.0])):
+        assert_same(f(x), np.argwhere(x.sum() > 0))
+
+
 def test_unique_in_numpys_hash_order_is_a_clear_error():
     """np.unique(x, sorted=False) gives NumPy's hash-table order, as np.unique_values does (it was sorted, silently)."""
     with pytest.raises(cf.UnsupportedError, match="sorted=False"):
