@@ -77,7 +77,7 @@ def call(fn, *args, **kwargs):
     if _takes_callbacks(fn):  # (sorted(key=...), functools.reduce(f, ...): the program's functions, converted)
         args = tuple([_callback(f) for f in a] if fn is np.piecewise and type(a) is list  # (its list of functions)
                      else _callback(a) for a in args)
-        kwargs = {k: _callback(v) for k, v in kwargs.items()}
+        kwargs = {k: v if isinstance(v, type) else _callback(v) for k, v in kwargs.items()}  # (dtype=int)
     try:
         constructor = CONSTRUCTORS.get(fn)
     except TypeError:  # unhashable callables
