@@ -366,9 +366,8 @@ def getitem(a, index):
         shape = np.lib.stride_tricks.as_strided(np.zeros(1), a.shape, (0,) * a.ndim)[items].shape  # (NumPy's own)
         return TracedArray(full(shape, 0, a.dtype))
     if all(_is_basic(item) for item in items):
-        if has_traced_slice(items):
-            index = fixed_length(_expand(index, a.ndim), a.shape)
-            items = index
+        if has_traced_slice(items):  # (a window of static length sliding with a counter: a DynamicBlock)
+            index = items = fixed_length(_expand(index, a.ndim), a.shape)
         if has_traced_slice(items):
             return traced_slice(a, index)
         lens = basic_lens(a.shape, index)
@@ -443,9 +442,8 @@ def setitem(a, index, v):
         if strided_traced_slice(items):
             assign_strided_slice(a, index, v)
             return
-        if has_traced_slice(items):
-            index = fixed_length(_expand(index, a.ndim), a.shape)
-            items = index
+        if has_traced_slice(items):  # (a window of static length sliding with a counter: a DynamicBlock)
+            index = items = fixed_length(_expand(index, a.ndim), a.shape)
         if has_traced_slice(items):
             assign_traced_slice(a, index, v)
             return

@@ -248,8 +248,9 @@ def flatnonzero(a):
 @operation(np.argwhere)
 def argwhere(a):
     if np.ndim(a) == 0:
-        if known_value(a) is not None or not isinstance(a, TracedArray):
-            return wrap(ops.constant(np.argwhere(known_value(a) if known_value(a) is not None else a)))
+        known = known_value(a)
+        if known is not None:
+            return wrap(ops.constant(np.argwhere(known)))
         # One row of no columns where it holds, none where not: a run-time length of 0 or 1.
         holds = ops.convert(value(np.not_equal(a, 0)), _I64)
         return Bounded(wrap(ops.constant(np.zeros((1, 0), np.int64))), [Window(_const(0), holds), None])

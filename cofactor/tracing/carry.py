@@ -106,7 +106,7 @@ def is_number(x) -> bool:
 
 
 def number_type(x):
-    """(TensorType, weak Python type) of a number (or of an array, for a broadcast Number)."""
+    """(TensorType, weak Python type) of a number (or of an array, for a conditional expression's Number)."""
     if isinstance(x, TracedArray):
         return x.type, x.weak
     weak = type(x) if type(x) in (bool, int, float, complex) else None
@@ -322,16 +322,16 @@ class Owner(Node):
 
 
 class Number(Node):
-    """An immutable value: a NumPy scalar or a Python number (``weak``), or, with ``broadcast``
-    (a conditional expression's value), an array of its shape.  ``python``: a
+    """An immutable value: a NumPy scalar or a Python number (``weak``), or, with ``arms`` (a
+    conditional expression's value), an array of its shape.  ``python``: a
     NumPy scalar that is a Python number of that type on some paths, carried as a PathNumber
     (its value, the Python number's, and whether it is one)."""
 
-    def __init__(self, type: TensorType, weak, broadcast=False, python=None):
-        self.type, self.weak, self.broadcast, self.python = type, weak, broadcast, python
+    def __init__(self, type: TensorType, weak, arms=False, python=None):
+        self.type, self.weak, self.arms, self.python = type, weak, arms, python
 
     def fit(self, x, f):
-        if not is_number(x) and not (self.broadcast and isinstance(x, TracedArray)):
+        if not is_number(x) and not (self.arms and isinstance(x, TracedArray)):
             return False
         t, weak = number_type(x)
         if t.shape != self.type.shape:
@@ -339,7 +339,7 @@ class Number(Node):
         dtype = _promoted(self.type, self.weak, t, weak)
         kinds = _kinds(self, weak, getattr(x, "python", None))
         if dtype != self.type.dtype or kinds != (self.weak, self.python):
-            f.widen[self] = Number(self.type.with_dtype(dtype), *kinds[:1], self.broadcast, kinds[1])
+            f.widen[self] = Number(self.type.with_dtype(dtype), *kinds[:1], self.arms, kinds[1])
         return f.give(self, x, lambda: self._payload(x))
 
     def _payload(self, x) -> list:
@@ -366,7 +366,7 @@ class Number(Node):
         if id(self) not in b:
             own = values[id(self)]
             b[id(self)] = PathNumber(own[0], self.python, *own[1:], weak=self.weak) if self.python else \
-                TracedArray(own[0], scalar=not self.broadcast, weak=self.weak)
+                TracedArray(own[0], scalar=not self.arms, weak=self.weak)
         return b[id(self)]
 
 
@@ -376,7 +376,7 @@ def _kinds(node: Number, weak, python) -> tuple:
     if node.weak is not None and weak is not None:  # Python numbers: an int on some paths, a float on others
         kinds = sorted({node.weak, weak, node.python, python} - {None}, key=PYTHON_ORDER.index)
         return kinds[-1], kinds[0] if len(kinds) == 2 else None
-    if node.broadcast:
+    if node.arms:
         return None, None  # a conditional expression's value: the array's dtype (README, "Control flow")
     return None, wider_python(node.weak, node.python, weak, python)
 
@@ -778,7 +778,7 @@ def join(node: Node, x, start: int, adoptable, memo: dict) -> Node:
 def _python_number_and_array(a: Node, b: Node) -> bool:
     """A Python number is not subscriptable and has no storage (NumPy scalars index and broadcast
     like 0-d arrays): a variable that is one or an array, chosen at run time, cannot be carried."""
-    weak = [n for n in (a, b) if isinstance(n, Number) and n.weak is not None and not n.broadcast]
+    weak = [n for n in (a, b) if isinstance(n, Number) and n.weak is not None and not n.arms]
     return len(weak) == 1 and not isinstance(b if weak[0] is a else a, Number)
 
 
@@ -811,7 +811,7 @@ def _wider(a: Number, b: Number) -> Number:
     if a.type.shape != b.type.shape:
         raise LayoutError("numbers of different shapes", (a.type, b.type))
     weak, python = _kinds(a, b.weak, b.python)  # Python's own promotion: int < float < complex
-    return Number(a.type.with_dtype(_promoted(a.type, a.weak, b.type, b.weak)), weak, a.broadcast, python)
+    return Number(a.type.with_dtype(_promoted(a.type, a.weak, b.type, b.weak)), weak, a.arms, python)
 
 
 def _promoted(a: TensorType, a_weak, b: TensorType, b_weak) -> np.dtype:

@@ -291,7 +291,7 @@ class Layout:
                 continue
             for i, (node, x) in enumerate(zip(nodes, leaves)):
                 node = node.node if isinstance(node, Late) else node
-                if isinstance(node, Number) and not node.broadcast and is_number(x):
+                if isinstance(node, Number) and not node.arms and is_number(x):
                     yield k, i, node, x
 
     def check_strong_numbers(self, states):
@@ -411,12 +411,13 @@ def _traced_anyway(what: str, defer=False):
         trace.conditional -= 1
 
 
-def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, broadcast=False,
+def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope, line, as_value=False,
          exited_else=False):
     """``if pred: then_fn() else: else_fn()`` on a traced predicate, as one stablehlo.if.
 
     Variables may hold pytrees (tuples, lists, dicts) of arrays and numbers; their structure
-    must be the same after both branches (and, unless ``broadcast``, their shapes).
+    must be the same after both branches, and their shapes (``as_value``: a conditional expression's, whose
+    value may join a number and an array, or views that cannot be carried).
     ``exited_else``: on the else path the function has returned, or the loop broke before this
     iteration (the guards around what follows a return, and around a loop body after a break).
     """
@@ -462,7 +463,7 @@ def cond(pred: TracedArray, then_fn, else_fn, names, get_state, set_state, scope
         # dtypes: an error there; views of an array that is one of several, nested too deep) join as a value, read
         # only where an arm is an array other names see (below).
         values = [state[0] for state in states]
-        if not broadcast or any(defers_tracing(x) for x in values):
+        if not as_value or any(defers_tracing(x) for x in values):
             raise  # (an array of run-time length is not a value: its length is the path's)
         joined = False
     if not joined:  # outside the handler: an error here is not "during" the first
@@ -569,7 +570,7 @@ def _value_of_arms(a, b, line) -> Number:
             f"the two arms of the conditional expression at line {line} have shapes {np.shape(a)} and {np.shape(b)}: "
             "NumPy's result has the shape of the arm taken, which is known only at run time (np.where(c, a, b) "
             "broadcasts them, if that is what you mean)"))
-    a, b = (Number(*number_type(x), broadcast=True) for x in (a, b))  # a Python number is weak
+    a, b = (Number(*number_type(x), arms=True) for x in (a, b))  # a Python number is weak
     if a.weak is None and b.weak is None and a.type.dtype != b.type.dtype:
         raise _arms_of_two_dtypes(line, (a.type, b.type))
     try:
@@ -600,7 +601,7 @@ def cond_value(pred: TracedArray, then_fn, else_fn, scope, line):
     trace.value_arms += 1
     try:
         cond(pred, arm(then_fn), arm(else_fn), (IFEXP,), get, lambda values: box.__setitem__(0, values[0]), scope,
-             line, broadcast=True)
+             line, as_value=True)
     finally:
         trace.value_arms -= 1
     return box[0]

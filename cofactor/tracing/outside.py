@@ -434,10 +434,8 @@ def shown_to_library(args, kwargs):
             return
         seen.add(id(obj))
         kind, slots = slots_of(obj)
-        if not is_outside(obj):  # (the function's own, or an argument's list: its items as they are)
-            for _, item in slots if kind == "item" or isinstance(obj, tuple) else ():
-                show(item, depth + 1)
-            for item in obj if isinstance(obj, tuple) else ():
+        if not is_outside(obj):  # (the function's own, or an argument's list or tuple: its items as they are)
+            for item in obj if isinstance(obj, tuple) else [item for _, item in slots] if kind == "item" else ():
                 show(item, depth + 1)
             return
         for key, held in slots:
